@@ -1,0 +1,11 @@
+/* robotrain/robotrain.h: everything a module or program needs from librobotrain. */
+#ifndef ROBOTRAIN_ROBOTRAIN_H
+#define ROBOTRAIN_ROBOTRAIN_H
+
+#include <robotrain/version.h>
+#include <robotrain/error.h>
+#include <robotrain/option.h>
+#include <robotrain/plugin.h>
+#include <robotrain/backend.h>
+
+#endif

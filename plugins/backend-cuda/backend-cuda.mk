@@ -1,0 +1,1 @@
+## plugins/backend-cuda: sources, tests and pages of this area (see the top-level Makefile.am).

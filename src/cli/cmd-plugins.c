@@ -1,0 +1,14 @@
+/* robotrain plugins: placeholder until its module lands (replaced by its owner). */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "cli/commands.h"
+
+int rt_cmd_plugins(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "robotrain plugins: placeholder\n");
+    return RT_EXIT_FAILURE;
+}

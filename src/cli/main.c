@@ -1,0 +1,109 @@
+/* robotrain: git-style dispatch to the subcommands in src/cli/cmd-*.c. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include <robotrain/robotrain.h>
+
+#include "cli/commands.h"
+
+static const rt_cli_command commands[] = {
+    { "config", rt_cmd_config, "write, show or check the launch configuration (robotrain.conf)" },
+    { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
+};
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: robotrain [--version] [--help] <command> [<args>]\n\ncommands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "  %-10s %s\n", "help", "show the help of a command: robotrain help <command>");
+    fprintf(out, "\nSee 'robotrain <command> --help' and robotrain(1).\n");
+}
+
+static const rt_cli_command *find_command(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* The command name closest to a mistyped one, or NULL when none is close. */
+static const char *nearest_command(const char *name)
+{
+    const char *best = NULL;
+    size_t best_distance = 3; /* suggest only within two edits */
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        const char *c = commands[i].name;
+        size_t n = strlen(name), m = strlen(c);
+        size_t row[64];
+        if (n >= 63 || m >= 63)
+            continue;
+        for (size_t j = 0; j <= m; j++)
+            row[j] = j;
+        for (size_t a = 1; a <= n; a++) {
+            size_t diag = row[0];
+            row[0] = a;
+            for (size_t j = 1; j <= m; j++) {
+                size_t up = row[j];
+                size_t cost = name[a - 1] == c[j - 1] ? 0 : 1;
+                size_t v = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + cost);
+                diag = up;
+                row[j] = v;
+            }
+        }
+        if (row[m] < best_distance) {
+            best_distance = row[m];
+            best = c;
+        }
+    }
+    return best;
+}
+
+static int run_command(const char *name, int argc, char **argv)
+{
+    const rt_cli_command *cmd = find_command(name);
+    if (!cmd) {
+        const char *near = nearest_command(name);
+        fprintf(stderr, "robotrain: '%s' is not a robotrain command.", name);
+        if (near)
+            fprintf(stderr, " Did you mean '%s'?", near);
+        fprintf(stderr, "\nSee 'robotrain --help' for the list of commands.\n");
+        return RT_EXIT_USAGE;
+    }
+    return cmd->run(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return RT_EXIT_USAGE;
+    }
+    const char *arg = argv[1];
+    if (strcmp(arg, "--version") == 0 || strcmp(arg, "version") == 0) {
+        printf("robotrain %s (plugin ABI %d.%d)\n", RT_VERSION, RT_PLUGIN_ABI_MAJOR, RT_PLUGIN_ABI_MINOR);
+        return RT_EXIT_OK;
+    }
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+        print_usage(stdout);
+        return RT_EXIT_OK;
+    }
+    if (strcmp(arg, "help") == 0) {
+        if (argc < 3) {
+            print_usage(stdout);
+            return RT_EXIT_OK;
+        }
+        char *help_argv[] = { argv[2], (char *)"--help", NULL };
+        return run_command(argv[2], 2, help_argv);
+    }
+    if (arg[0] == '-') {
+        fprintf(stderr, "robotrain: unknown option '%s' before the command.\nSee 'robotrain --help'.\n", arg);
+        return RT_EXIT_USAGE;
+    }
+    return run_command(arg, argc - 1, argv + 1);
+}

@@ -1,0 +1,2 @@
+## src/core: sources, tests and pages of this area (see the top-level Makefile.am).
+robotrain_SOURCES += src/cli/cmd-plugins.c

@@ -1,0 +1,14 @@
+#!/bin/sh
+# The robotrain program's top level: --version, --help, help CMD, unknown commands.
+. "$ROBOTRAIN_TEST_SRCDIR/tap.sh"
+plan 9
+ok_run "--version exits 0" "$ROBOTRAIN" --version
+contains "--version names the package version" "$T/out" "robotrain 0.1.0"
+ok_run "--help exits 0" "$ROBOTRAIN" --help
+contains "--help lists the plugins command" "$T/out" "plugins"
+contains "--help lists the config command" "$T/out" "config"
+fail_run 2 "an unknown command is a usage error" "$ROBOTRAIN" plugns
+contains "the error suggests the nearest command" "$T/err" "Did you mean 'plugins'?"
+fail_run 2 "no command is a usage error" "$ROBOTRAIN"
+fail_run 2 "an unknown option before the command is a usage error" "$ROBOTRAIN" --frobnicate
+exit $tap_failed
