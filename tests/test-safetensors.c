@@ -834,7 +834,8 @@ static const struct {
     /* entries */
     {"{\"a\":1}", 0, "tensor 'a': its entry is a number, expected an object with \"dtype\", \"shape\""},
     {"{\"a\":{\"dtype\":\"F31\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
-     "tensor 'a': unknown dtype \"F31\" (known: BOOL, U8, I8, F8_E5M2"},
+     "tensor 'a': unknown dtype \"F31\" (known: BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, "
+     "U32, F32, F64, I64, U64)"},
     {"{\"a\":{\"dtype\":\"f32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
      "tensor 'a': unknown dtype \"f32\""},
     {"{\"a\":{\"dtype\":4,\"shape\":[1],\"data_offsets\":[0,4]}}", 4,
@@ -1034,27 +1035,43 @@ DEF_TEST(open_errors)
     return 0;
 }
 
-/* Random damage to a valid file: every result is either a file whose tensors all lie inside
- * the data, or a clean RT_ERROR naming the file. Under ASan any stray read fails the test. */
+/* Random damage to the valid fixtures: every result is either a file whose tensors all lie
+ * inside the data, or a clean RT_ERROR naming the file. Under ASan any stray read fails the test.
+ * ROBOTRAIN_FUZZ_ITERATIONS and ROBOTRAIN_FUZZ_SEED make longer or other runs. */
+static void set_header_length(guint8 *buf, uint64_t n)
+{
+    for (int i = 0; i < 8; i++)
+        buf[i] = (guint8)(n >> (8 * i));
+}
+
 DEF_TEST(fuzz)
 {
-    char *path = rt_test_srcfile("data/safetensors/reference-layout.safetensors");
-    char *original;
-    gsize size;
-    OK(g_file_get_contents(path, &original, &size, NULL));
+    static const char *const fixtures[] = {"data/safetensors/reference-layout.safetensors",
+                                           "data/safetensors/foreign-layout.safetensors"};
+    char *original[2];
+    gsize size[2];
+    for (int f = 0; f < 2; f++) {
+        char *path = rt_test_srcfile(fixtures[f]);
+        OK(g_file_get_contents(path, &original[f], &size[f], NULL));
+        g_free(path);
+    }
     const char *env = g_getenv("ROBOTRAIN_FUZZ_ITERATIONS");
     int iterations = env ? atoi(env) : 10000;
+    env = g_getenv("ROBOTRAIN_FUZZ_SEED");
+    GRand *rng = g_rand_new_with_seed(env ? (guint32)atoi(env) : 20261201);
     static const char json_chars[] = "{}[]\",:-.eE0123456789 \\u";
-    GRand *rng = g_rand_new_with_seed(20261201);
     int accepted = 0, rejected = 0, bad = 0;
-    size_t header_end = 8 + (size_t)original[0] + ((size_t)(guint8)original[1] << 8);
     for (int it = 0; it < iterations && bad == 0; it++) {
-        guint8 *buf = g_memdup2(original, size);
-        size_t len = size;
-        int kind = g_rand_int_range(rng, 0, 5);
+        int f = it % 2;
+        /* room for insertions */
+        guint8 *buf = g_malloc(size[f] + 8);
+        memcpy(buf, original[f], size[f]);
+        size_t len = size[f];
+        size_t header_end = 8 + (size_t)(guint8)original[f][0] + ((size_t)(guint8)original[f][1] << 8);
+        int kind = g_rand_int_range(rng, 0, 7);
         int edits = g_rand_int_range(rng, 1, 4);
         for (int e = 0; e < edits; e++) {
-            size_t at = (size_t)g_rand_int_range(rng, 0, (gint32)header_end);
+            size_t at = (size_t)g_rand_int_range(rng, 8, (gint32)header_end);
             switch (kind) {
             case 0: /* flip a bit */
                 buf[at] ^= (guint8)(1u << g_rand_int_range(rng, 0, 8));
@@ -1071,11 +1088,27 @@ DEF_TEST(fuzz)
             case 3: /* the length field */
                 buf[g_rand_int_range(rng, 0, 8)] = (guint8)g_rand_int_range(rng, 0, 256);
                 break;
+            case 4: /* a header byte removed, the length kept consistent */
+                memmove(buf + at, buf + at + 1, len - at - 1);
+                len--;
+                header_end--;
+                set_header_length(buf, header_end - 8);
+                break;
+            case 5: /* a JSON character inserted, the length kept consistent */
+                if (len < size[f] + 8) {
+                    memmove(buf + at + 1, buf + at, len - at);
+                    buf[at] = (guint8)json_chars[g_rand_int_range(rng, 0, sizeof json_chars - 1)];
+                    len++;
+                    header_end++;
+                    set_header_length(buf, header_end - 8);
+                }
+                break;
             default: /* truncation */
-                len = (size_t)g_rand_int_range(rng, 0, (gint32)size);
+                len = (size_t)g_rand_int_range(rng, 0, (gint32)len);
                 break;
             }
         }
+        /* exactly len bytes, so that ASan sees any read past the end */
         GBytes *bytes = g_bytes_new_take(g_realloc(buf, MAX(len, 1)), len);
         GError *error = NULL;
         rt_safetensors *st = rt_safetensors_open_bytes(bytes, "fuzz.safetensors", &error);
@@ -1113,8 +1146,8 @@ DEF_TEST(fuzz)
     OK(rejected > iterations / 2);
     OK(accepted > 0); /* some mutations (inside strings and data) keep the file valid */
     g_rand_free(rng);
-    g_free(original);
-    g_free(path);
+    g_free(original[0]);
+    g_free(original[1]);
     return 0;
 }
 

@@ -160,7 +160,8 @@ gboolean rt_safetensors_writer_set_metadata(rt_safetensors_writer *writer, const
 /* Writes the file at path: to a temporary file in the same folder, flushed to disk, renamed
  * over path, then the folder synced. On failure (RT_ERROR_IO, or RT_ERROR_INVALID_ARG when the
  * header would exceed RT_SAFETENSORS_MAX_HEADER) the temporary file is removed and whatever was
- * at path before is untouched. The writer stays usable. */
+ * at path before is untouched; a process killed mid-write may leave a ".NAME.tmp-XXXXXX" beside
+ * it, never a partial NAME. The writer stays usable. */
 gboolean rt_safetensors_writer_write(const rt_safetensors_writer *writer, const char *path, GError **error);
 
 G_END_DECLS

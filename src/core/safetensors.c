@@ -83,9 +83,13 @@ static gboolean expect_kind(reader *r, const char *name, st_json_kind want, cons
     return format_error(error, r->st, "%s is %s, expected %s", subject, st_json_kind_name(kind), expected);
 }
 
-static const char *known_dtypes(void)
+/* "BOOL, U8, ..." from the dtype table. Returns (transfer full) a string to g_free(). */
+static char *known_dtypes(void)
 {
-    return "BOOL, U8, I8, F8_E5M2, F8_E4M3, I16, U16, F16, BF16, I32, U32, F32, F64, I64, U64";
+    GString *names = g_string_new(NULL);
+    for (int i = 0; i < RT_ST_N_DTYPES; i++)
+        g_string_append_printf(names, "%s%s", i ? ", " : "", rt_st_dtype_name((rt_st_dtype)i));
+    return g_string_free(names, FALSE);
 }
 
 static gboolean read_shape(reader *r, const char *name, pending_tensor *t, GError **error)
@@ -186,9 +190,13 @@ static gboolean read_tensor(reader *r, const char *name, GError **error)
                 return FALSE;
             if (!st_json_string(&r->json, error))
                 return prefix_error(error, r->st, "tensor '%s': ", name);
-            if (!rt_st_dtype_from_name(r->json.text->str, &t.dtype))
-                return format_error(error, r->st, "tensor '%s': unknown dtype \"%s\" (known: %s)", name,
-                                    r->json.text->str, known_dtypes());
+            if (!rt_st_dtype_from_name(r->json.text->str, &t.dtype)) {
+                char *known = known_dtypes();
+                format_error(error, r->st, "tensor '%s': unknown dtype \"%s\" (known: %s)", name,
+                             r->json.text->str, known);
+                g_free(known);
+                return FALSE;
+            }
         } else if (seen == &have_shape) {
             if (!read_shape(r, name, &t, error))
                 return FALSE;
