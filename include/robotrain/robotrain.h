@@ -7,5 +7,6 @@
 #include <robotrain/option.h>
 #include <robotrain/plugin.h>
 #include <robotrain/backend.h>
+#include <robotrain/safetensors.h>
 
 #endif
