@@ -9,7 +9,8 @@
 # skipped although nvidia-smi sees a GPU. Needs no network and asks nothing.
 #
 # The source is the tree this script sits in; without a generated configure it uses a
-# robotrain-*.tar.gz beside it (from `make dist`), or runs autogen.sh if autoreconf exists.
+# robotrain-*.tar.gz from `make dist` (in the top folder or a _build* folder), or runs autogen.sh
+# when autoreconf exists.
 # Settings: RT_GPU_CONFIGURE_FLAGS (extra configure flags), RT_GPU_CHECK_BUDGET (the time limit
 # in seconds, 480), RT_GPU_CHECK_JOBS (make -j, the number of CPUs).
 set -u
@@ -75,7 +76,7 @@ build=$(mktemp -d "${TMPDIR:-/tmp}/robotrain-gpu-check.XXXXXX") || { bad "mktemp
 trap 'rm -rf "$build"' EXIT
 src=$top
 if [ ! -x "$src/configure" ]; then
-  tarball=$(ls -t "$top"/robotrain-*.tar.gz 2>/dev/null | head -1)
+  tarball=$(ls -t "$top"/robotrain-*.tar.gz "$top"/_build*/robotrain-*.tar.gz 2>/dev/null | head -1)
   if [ -n "$tarball" ]; then
     tar -xzf "$tarball" -C "$build" || { bad "unpacking $tarball"; finish; }
     src=$(ls -d "$build"/robotrain-*/ | head -1)
