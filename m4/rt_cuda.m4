@@ -32,20 +32,25 @@ AC_DEFUN([RT_CHECK_CUDA], [
 
   case "$with_cuda" in
     no) cuda_reason="disabled by --without-cuda" ;;
-    yes|check) cuda_prefix=/usr/local/cuda ;;
-    *) cuda_prefix=$with_cuda ;;
+    yes|check) cuda_prefix=/usr/local/cuda; cuda_nvcc_path="$cuda_prefix/bin$PATH_SEPARATOR$PATH"
+               cuda_nvcc_where="$cuda_prefix/bin or PATH" ;;
+    *) cuda_prefix=$with_cuda; cuda_nvcc_path="$cuda_prefix/bin"; cuda_nvcc_where="$cuda_prefix/bin"
+       dnl A named toolkit is used whole: nvcc from elsewhere would not match its headers.
+       AS_IF([test -d "$cuda_prefix"], [],
+             [AC_MSG_ERROR([--with-cuda=$with_cuda: no such directory; give the CUDA toolkit root, the directory with bin/nvcc and include/cuda_runtime.h])]) ;;
   esac
 
   AS_IF([test "x$with_cuda" != xno], [
-    AC_PATH_PROG([NVCC], [nvcc], [no], [$cuda_prefix/bin$PATH_SEPARATOR$PATH])
-    AS_IF([test "x$NVCC" = xno], [cuda_reason="nvcc not found in $cuda_prefix/bin or PATH"], [
+    AC_PATH_PROG([NVCC], [nvcc], [no], [$cuda_nvcc_path])
+    AS_IF([test "x$NVCC" = xno], [cuda_reason="nvcc not found in $cuda_nvcc_where"], [
       # The toolkit root is where nvcc lives, unless DIR said otherwise.
       AS_CASE([$with_cuda], [yes|check], [cuda_prefix=`AS_DIRNAME(["$NVCC"])`; cuda_prefix=`AS_DIRNAME(["$cuda_prefix"])`])
       for d in lib64 lib; do
         AS_IF([test -z "$CUDA_LIBDIR" && test -f "$cuda_prefix/$d/libcudart.so"], [CUDA_LIBDIR=$cuda_prefix/$d])
       done
       AS_IF([test -z "$CUDA_LIBDIR"], [CUDA_LIBDIR=$cuda_prefix/lib64])
-      CUDA_CPPFLAGS="-I$cuda_prefix/include"
+      # -isystem: the toolkit's headers are not ours to warn about (cublasLt.h trips -Wstrict-prototypes).
+      CUDA_CPPFLAGS="-isystem $cuda_prefix/include"
       CUDA_LDFLAGS="-L$CUDA_LIBDIR"
       # NCCL and cuDNN may sit in a sibling lib directory of the same toolkit.
       AS_IF([test -d "$cuda_prefix/lib" && test "$CUDA_LIBDIR" != "$cuda_prefix/lib"],
