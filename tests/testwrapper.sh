@@ -8,8 +8,7 @@ case "$test_prog" in
   *.sh) exec "$test_prog" "$@" ;;
 esac
 if [ -n "$VALGRIND" ] && [ -z "$ROBOTRAIN_NO_VALGRIND" ]; then
-  top=$(dirname "$0")/..
-  exec "$top/libtool" --mode=execute "$VALGRIND" --quiet --error-exitcode=1 --leak-check=full \
+  exec "${RT_LIBTOOL:-./libtool}" --mode=execute "$VALGRIND" --quiet --error-exitcode=1 --leak-check=full \
     --errors-for-leak-kinds=definite --suppressions="$(dirname "$0")/valgrind.supp" \
     "$test_prog" "$@"
 fi
