@@ -17,6 +17,15 @@ lacks() { ! grep -F -q -- "$3" "$2"; r=$?; [ $r -eq 0 ] || echo "# '$2' contains
 XDG_DATA_HOME=$T/data; export XDG_DATA_HOME
 ROBOTRAIN_PLUGIN_PATH=; export ROBOTRAIN_PLUGIN_PATH
 
+# The built-in plugin folder comes last in every search. When a robotrain is installed there,
+# its modules join every listing, and the checks of whole counts are skipped.
+mkdir "$T/empty"
+"$ROBOTRAIN" plugins --plugin_path="$T/empty" >"$T/out" 2>&1
+if grep -F -q "no modules found" "$T/out"; then installed=no; else installed=yes; fi
+# counts "name" FILE TEXT: contains, or a skip when modules are installed in the built-in folder.
+counts() { if [ $installed = yes ]; then tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP modules are installed in the built-in folder"
+  else contains "$@"; fi; }
+
 plan 67
 
 # ---- the listing
@@ -36,10 +45,10 @@ contains "a module without entry point" "$T/out" \
 contains "a descriptor without vtable" "$T/out" "refused: its descriptor has no vtable"
 matches "the generic entry point is accepted" "$T/out" '^policy +fallback +0\.0\.1 +1\.0 +loaded'
 matches "a backend module" "$T/out" '^backend +good +0\.0\.1 +1\.0 +loaded'
-contains "the summary counts loaded and refused modules" "$T/out" "3 loaded, 7 refused (plugin ABI 1.0)"
+counts "the summary counts loaded and refused modules" "$T/out" "3 loaded, 7 refused (plugin ABI 1.0)"
 lacks "a helper library is not a module" "$T/out" "rtmissing "
 ok_run "'list' is the default action" "$ROBOTRAIN" plugins list --plugin_path "$P"
-contains "... and --plugin_path takes its value as the next argument too" "$T/out" "3 loaded, 7 refused"
+counts "... and --plugin_path takes its value as the next argument too" "$T/out" "3 loaded, 7 refused"
 
 # ---- shadowing: the first folder wins
 ok_run "two folders with a module of the same name" "$ROBOTRAIN" plugins --plugin_path="$P/shadow:$P"
@@ -52,7 +61,7 @@ block "--verbose prints the search path" "$T/out" "search path:
   $T/data/robotrain/plugins  (not a folder)"
 matches "--verbose lists the shadowed module" "$T/out" '^policy +good +- +- +shadowed$'
 contains "... naming the module that shadows it" "$T/out" "shadowed by $P/shadow/policy-good.la"
-contains "... and counts it" "$T/out" "3 loaded, 7 refused, 1 shadowed"
+counts "... and counts it" "$T/out" "3 loaded, 7 refused, 1 shadowed"
 
 # ---- search order: --plugin_path, then ROBOTRAIN_PLUGIN_PATH, then the XDG user folder
 mkdir -p "$T/data/robotrain/plugins"
@@ -116,13 +125,7 @@ fail_run 2 "a module name in place of the action" "$ROBOTRAIN" plugins good
 block "... suggests show" "$T/err" "'good' is neither 'list' nor 'show'. To see a module, run
 'robotrain plugins show good'."
 
-# ---- nothing to find (unless robotrain is installed in its built-in folder, which would be
-# listed too)
-mkdir "$T/empty"
+# ---- nothing to find
 "$ROBOTRAIN" plugins --verbose --plugin_path="$T/empty" >"$T/out" 2>"$T/err"
-if grep -F -q -- "loaded" "$T/out"; then
-  tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP modules are installed in the built-in folder"
-else
-  contains "an empty search path says so" "$T/out" "no modules found in the search path above"
-fi
+counts "an empty search path says so" "$T/out" "no modules found in the search path above"
 exit $tap_failed

@@ -282,6 +282,7 @@ const rt_plugin_module *rt_plugin_registry_find(rt_plugin_registry *registry, rt
                                                 const char *name, GError **error)
 {
     g_return_val_if_fail(registry != NULL && name != NULL, NULL);
+    g_return_val_if_fail(kind == RT_PLUGIN_ANY || rt_plugin_kind_to_string(kind) != NULL, NULL);
     g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
     g_mutex_lock(&registry->lock);

@@ -7,6 +7,9 @@ librobotrain_la_SOURCES += \
 	src/core/plugin-path.c src/core/plugin-path.h
 robotraininclude_HEADERS += include/robotrain/plugin-loader.h
 robotrain_SOURCES += src/cli/cmd-plugins.c
+## These two objects have RT_PLUGINDIR (from --prefix/--libdir) compiled in, and make does not
+## track flags: rebuild them whenever configure rewrites the Makefile.
+src/core/librobotrain_la-plugin-path.lo src/cli/cmd-plugins.$(OBJEXT): Makefile
 
 RT_MAN_PODS += man/robotrain-plugins.pod man/robotrain-plugin.pod
 dist_man_MANS += man/robotrain-plugins.1 man/robotrain-plugin.7
