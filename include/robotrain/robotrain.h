@@ -6,6 +6,7 @@
 #include <robotrain/error.h>
 #include <robotrain/option.h>
 #include <robotrain/plugin.h>
+#include <robotrain/plugin-loader.h>
 #include <robotrain/backend.h>
 #include <robotrain/safetensors.h>
 
