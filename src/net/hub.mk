@@ -1,0 +1,1 @@
+## src/net: sources, tests and pages of this area (see the top-level Makefile.am).
