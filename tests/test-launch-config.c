@@ -69,11 +69,16 @@ DEF_TEST(save_and_load)
     g_autoptr(rt_config) lc = rt_launch_config_new();
     GError *error = NULL;
     static const char *const settings[][2] = {
-        { "launch.distributed_type", "multi-gpu" }, { "launch.num_machines", "2" },
-        { "launch.machine_rank", "1" },            { "launch.main_process_ip", "10.0.0.1" },
-        { "launch.main_process_port", "0" },       { "launch.num_processes", "4" },
-        { "launch.gpu_ids", "[0,1]" },             { "launch.mixed_precision", "bf16" },
-        { "launch.num_cpu_threads_per_process", "8" }, { "core.plugin_path", "[\"/opt/a;b\",\"~/p\"]" },
+        {"launch.distributed_type", "multi-gpu"},
+        {"launch.num_machines", "2"},
+        {"launch.machine_rank", "1"},
+        {"launch.main_process_ip", "10.0.0.1"},
+        {"launch.main_process_port", "0"},
+        {"launch.num_processes", "4"},
+        {"launch.gpu_ids", "[0,1]"},
+        {"launch.mixed_precision", "bf16"},
+        {"launch.num_cpu_threads_per_process", "8"},
+        {"core.plugin_path", "[\"/opt/a;b\",\"~/p\"]"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(settings); i++)
         OK(rt_config_set(lc, settings[i][0], settings[i][1], &error));
@@ -136,9 +141,11 @@ DEF_TEST(save_and_load)
 
 DEF_TEST(list_forms)
 {
-    static const char *const forms[] = { "gpu_ids=0,1\n", "gpu_ids=[0,1]\n", "gpu_ids=0;1;\n", "gpu_ids=0;1\n" };
+    static const char *const forms[] = {"gpu_ids=0,1\n", "gpu_ids=[0,1]\n", "gpu_ids=0;1;\n",
+                                        "gpu_ids=0;1\n"};
     for (size_t i = 0; i < G_N_ELEMENTS(forms); i++) {
-        g_autofree char *text = g_strconcat("[launch]\ndistributed_type=multi-gpu\nnum_processes=2\n", forms[i], NULL);
+        g_autofree char *text =
+            g_strconcat("[launch]\ndistributed_type=multi-gpu\nnum_processes=2\n", forms[i], NULL);
         g_autofree char *path = file_with("forms.conf", text);
         g_autoptr(rt_config) lc = rt_launch_config_new();
         GError *error = NULL;
@@ -148,7 +155,8 @@ DEF_TEST(list_forms)
         EXPECT_EQ_STR("[0,1]", ids);
         g_unlink(path);
     }
-    g_autofree char *path = file_with("all.conf", "# a comment\n[launch]\ngpu_ids=all\n[core]\nplugin_path=\n");
+    g_autofree char *path =
+        file_with("all.conf", "# a comment\n[launch]\ngpu_ids=all\n[core]\nplugin_path=\n");
     g_autoptr(rt_config) lc = rt_launch_config_new();
     GError *error = NULL;
     OK(rt_launch_config_load(lc, path, &error));
@@ -178,10 +186,10 @@ static int expect_load_error(const char *text, int code, const char *message)
     return 0;
 }
 
-#define LOAD_ERROR(text, code, message)                                                 \
-    do {                                                                                \
-        if (expect_load_error(text, code, message) != 0)                                \
-            return -1;                                                                  \
+#define LOAD_ERROR(text, code, message)                                                                      \
+    do {                                                                                                     \
+        if (expect_load_error(text, code, message) != 0)                                                     \
+            return -1;                                                                                       \
     } while (0)
 
 DEF_TEST(bad_keys_and_values)
@@ -192,8 +200,9 @@ DEF_TEST(bad_keys_and_values)
                "[launch] num_proceses: unknown key (did you mean 'num_processes'?); the keys of [launch] are "
                "compute_environment, distributed_type, num_machines, machine_rank, main_process_ip, "
                "main_process_port, num_processes, gpu_ids, mixed_precision, num_cpu_threads_per_process");
-    LOAD_ERROR("[core]\nplugin_paths=/x\n", RT_ERROR_UNKNOWN_OPTION,
-               "[core] plugin_paths: unknown key (did you mean 'plugin_path'?); the keys of [core] are plugin_path");
+    LOAD_ERROR(
+        "[core]\nplugin_paths=/x\n", RT_ERROR_UNKNOWN_OPTION,
+        "[core] plugin_paths: unknown key (did you mean 'plugin_path'?); the keys of [core] are plugin_path");
     LOAD_ERROR("[launch]\nnum_processes=two\n", RT_ERROR_INVALID_ARG,
                "[launch] num_processes: 'two' is not an integer; expected an integer from 1 to 65536");
     LOAD_ERROR("[launch]\nmain_process_port=70000\n", RT_ERROR_INVALID_ARG,
@@ -202,23 +211,28 @@ DEF_TEST(bad_keys_and_values)
                "[launch] num_machines: 0 is out of range; expected an integer from 1 to 65536");
     LOAD_ERROR("[launch]\nmixed_precision=fp32\n", RT_ERROR_INVALID_ARG,
                "[launch] mixed_precision: 'fp32' is not allowed; expected one of no, fp16, bf16");
-    LOAD_ERROR("[launch]\ndistributed_type=MULTI_GPU\n", RT_ERROR_INVALID_ARG,
-               "[launch] distributed_type: 'MULTI_GPU' is not allowed (did you mean 'multi-gpu'?); expected one of "
-               "no, multi-cpu, multi-gpu");
-    LOAD_ERROR("[launch]\ncompute_environment=AMAZON_SAGEMAKER\n", RT_ERROR_INVALID_ARG,
-               "[launch] compute_environment: 'AMAZON_SAGEMAKER' is not allowed; expected one of LOCAL_MACHINE");
+    LOAD_ERROR(
+        "[launch]\ndistributed_type=MULTI_GPU\n", RT_ERROR_INVALID_ARG,
+        "[launch] distributed_type: 'MULTI_GPU' is not allowed (did you mean 'multi-gpu'?); expected one of "
+        "no, multi-cpu, multi-gpu");
+    LOAD_ERROR(
+        "[launch]\ncompute_environment=AMAZON_SAGEMAKER\n", RT_ERROR_INVALID_ARG,
+        "[launch] compute_environment: 'AMAZON_SAGEMAKER' is not allowed; expected one of LOCAL_MACHINE");
     LOAD_ERROR("[launch]\ngpu_ids=0;x\n", RT_ERROR_INVALID_ARG,
                "[launch] gpu_ids: item 2: 'x' is not an integer; expected a list of integers from 0 to 1023");
-    LOAD_ERROR("[launch]\ngpu_ids=2000\n", RT_ERROR_INVALID_ARG, "[launch] gpu_ids: '2000': item 1: 2000 is out of range");
-    LOAD_ERROR("[launch]\nnum_cpu_threads_per_process=many\n", RT_ERROR_INVALID_ARG,
-               "[launch] num_cpu_threads_per_process: 'many' is not an integer; expected an integer from 1 to 4096, "
-               "or auto");
+    LOAD_ERROR("[launch]\ngpu_ids=2000\n", RT_ERROR_INVALID_ARG,
+               "[launch] gpu_ids: '2000': item 1: 2000 is out of range");
+    LOAD_ERROR(
+        "[launch]\nnum_cpu_threads_per_process=many\n", RT_ERROR_INVALID_ARG,
+        "[launch] num_cpu_threads_per_process: 'many' is not an integer; expected an integer from 1 to 4096, "
+        "or auto");
     LOAD_ERROR("[launch]\nnum_processes=null\n", RT_ERROR_INVALID_ARG,
                "[launch] num_processes: null is not allowed");
     LOAD_ERROR("[launch]\nmain_process_ip=\\q\n", RT_ERROR_INVALID_ARG,
                "[launch] main_process_ip: '\\q' cannot be read (a bad escape sequence or invalid UTF-8?)");
     LOAD_ERROR("[launch]\nnum_processes\n", RT_ERROR_FORMAT, "not a valid key file: ");
-    LOAD_ERROR("num_processes=2\n", RT_ERROR_FORMAT, "not a valid key file: Key file does not start with a group");
+    LOAD_ERROR("num_processes=2\n", RT_ERROR_FORMAT,
+               "not a valid key file: Key file does not start with a group");
     /* every problem, one line each */
     LOAD_ERROR("[launch]\nnum_processes=0\nbogus=1\n[core]\nplugin_path=\n", RT_ERROR_INVALID_ARG,
                "[launch] num_processes: 0 is out of range; expected an integer from 1 to 65536\n");
@@ -247,14 +261,16 @@ DEF_TEST(bad_keys_and_values)
 DEF_TEST(rules_between_keys)
 {
     {
-        g_autofree char *path = file_with("rank.conf", "[launch]\ndistributed_type=multi-cpu\nnum_machines=2\n"
-                                                       "machine_rank=2\nnum_processes=2\nmain_process_ip=host0\n");
+        g_autofree char *path =
+            file_with("rank.conf", "[launch]\ndistributed_type=multi-cpu\nnum_machines=2\n"
+                                   "machine_rank=2\nnum_processes=2\nmain_process_ip=host0\n");
         g_autoptr(rt_config) lc = rt_launch_config_new();
         GError *error = NULL;
         OK(!rt_launch_config_load(lc, path, &error));
-        g_autofree char *want = g_strdup_printf("%s: [launch] machine_rank: machine_rank = 2 must be less than "
-                                                "num_machines (2, from %s); machine ranks count from 0",
-                                                path, path);
+        g_autofree char *want =
+            g_strdup_printf("%s: [launch] machine_rank: machine_rank = 2 must be less than "
+                            "num_machines (2, from %s); machine ranks count from 0",
+                            path, path);
         EXPECT_ERROR(error, want);
         g_unlink(path);
     }
@@ -264,48 +280,59 @@ DEF_TEST(rules_between_keys)
         g_autoptr(rt_config) lc = rt_launch_config_new();
         GError *error = NULL;
         OK(!rt_launch_config_load(lc, path, &error));
-        g_autofree char *want = g_strdup_printf("%s: [launch] machine_rank: machine_rank = 1 must be less than "
-                                                "num_machines (1, the default)", path);
+        g_autofree char *want =
+            g_strdup_printf("%s: [launch] machine_rank: machine_rank = 1 must be less than "
+                            "num_machines (1, the default)",
+                            path);
         EXPECT_ERROR(error, want);
         g_unlink(path);
     }
-    LOAD_ERROR("[launch]\nnum_processes=2\n", RT_ERROR_INVALID_ARG,
-               "[launch] num_processes: distributed_type (no, the default) runs a single process, but num_processes "
-               "is 2, from");
-    LOAD_ERROR("[launch]\ndistributed_type=multi-gpu\n", RT_ERROR_INVALID_ARG,
-               "[launch] distributed_type: distributed_type multi-gpu needs at least 2 processes, but num_processes "
-               "is 1, the default; set num_processes (one per GPU), or distributed_type to no");
+    LOAD_ERROR(
+        "[launch]\nnum_processes=2\n", RT_ERROR_INVALID_ARG,
+        "[launch] num_processes: distributed_type (no, the default) runs a single process, but num_processes "
+        "is 2, from");
+    LOAD_ERROR(
+        "[launch]\ndistributed_type=multi-gpu\n", RT_ERROR_INVALID_ARG,
+        "[launch] distributed_type: distributed_type multi-gpu needs at least 2 processes, but num_processes "
+        "is 1, the default; set num_processes (one per GPU), or distributed_type to no");
     LOAD_ERROR("[launch]\ndistributed_type=no\nnum_machines=2\nmain_process_ip=h\n", RT_ERROR_INVALID_ARG,
                "[launch] distributed_type: distributed_type (no, from");
-    LOAD_ERROR("[launch]\ndistributed_type=multi-gpu\nnum_machines=2\nnum_processes=3\nmain_process_ip=h\n",
-               RT_ERROR_INVALID_ARG,
-               "[launch] num_processes: num_processes = 3 is the total over all machines and must be a multiple "
-               "of num_machines (2, from");
-    LOAD_ERROR("[launch]\ndistributed_type=multi-gpu\nnum_machines=2\nnum_processes=2\n", RT_ERROR_INVALID_ARG,
-               "[launch] num_machines: num_machines = 2 needs main_process_ip, the address of machine rank 0");
+    LOAD_ERROR(
+        "[launch]\ndistributed_type=multi-gpu\nnum_machines=2\nnum_processes=3\nmain_process_ip=h\n",
+        RT_ERROR_INVALID_ARG,
+        "[launch] num_processes: num_processes = 3 is the total over all machines and must be a multiple "
+        "of num_machines (2, from");
+    LOAD_ERROR(
+        "[launch]\ndistributed_type=multi-gpu\nnum_machines=2\nnum_processes=2\n", RT_ERROR_INVALID_ARG,
+        "[launch] num_machines: num_machines = 2 needs main_process_ip, the address of machine rank 0");
     LOAD_ERROR("[launch]\nmain_process_ip=a b\n", RT_ERROR_INVALID_ARG,
                "[launch] main_process_ip: 'a b' is not a host name or IP address");
     LOAD_ERROR("[launch]\ngpu_ids=[]\n", RT_ERROR_INVALID_ARG,
                "[launch] gpu_ids: the list is empty; list the GPUs to use (e.g. 0,1), or write all");
     LOAD_ERROR("[launch]\ngpu_ids=0,0\n", RT_ERROR_INVALID_ARG, "[launch] gpu_ids: GPU 0 is listed twice");
-    LOAD_ERROR("[launch]\ndistributed_type=multi-gpu\nnum_processes=4\ngpu_ids=0,1\n", RT_ERROR_INVALID_ARG,
-               "[launch] gpu_ids: 2 GPU(s) listed in gpu_ids for 4 processes per machine (num_processes = 4 over "
-               "1 machine(s)); multi-gpu runs one process per GPU");
+    LOAD_ERROR(
+        "[launch]\ndistributed_type=multi-gpu\nnum_processes=4\ngpu_ids=0,1\n", RT_ERROR_INVALID_ARG,
+        "[launch] gpu_ids: 2 GPU(s) listed in gpu_ids for 4 processes per machine (num_processes = 4 over "
+        "1 machine(s)); multi-gpu runs one process per GPU");
 
     /* values set by a program (the launcher's flags) are named as such */
     g_autoptr(rt_config) lc = rt_launch_config_new();
     GError *error = NULL;
     OK(rt_config_set(lc, "launch.num_processes", "3", &error));
     OK(!rt_launch_config_validate(lc, &error));
-    EXPECT_ERROR(error, "launch.num_processes (set by the program): distributed_type (no, the default) runs a "
-                        "single process, but num_processes is 3, set by the program");
+    EXPECT_ERROR(error,
+                 "launch.num_processes (set by the program): distributed_type (no, the default) runs a "
+                 "single process, but num_processes is 3, set by the program");
     return 0;
 }
 
 DEF_TEST(this_machine)
 {
-    static const struct { const char *env; guint n; } cases[] = {
-        { "0,1,2", 3 }, { "", 0 }, { "0,-1,2", 1 }, { "GPU-8f2c,1", 2 }, { " 3 , 4 ", 2 }, { "x", 0 },
+    static const struct {
+        const char *env;
+        guint n;
+    } cases[] = {
+        {"0,1,2", 3}, {"", 0}, {"0,-1,2", 1}, {"GPU-8f2c,1", 2}, {" 3 , 4 ", 2}, {"x", 0},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_setenv("CUDA_VISIBLE_DEVICES", cases[i].env, TRUE);
@@ -314,8 +341,15 @@ DEF_TEST(this_machine)
     g_unsetenv("CUDA_VISIBLE_DEVICES");
     EXPECT_EQ_INT(0, rt_launch_count_visible_gpus());
 
-    static const struct { guint gpus; gint64 processes; const char *type; } machines[] = {
-        { 0, 1, "no" }, { 1, 1, "no" }, { 2, 2, "multi-gpu" }, { 8, 8, "multi-gpu" },
+    static const struct {
+        guint gpus;
+        gint64 processes;
+        const char *type;
+    } machines[] = {
+        {0, 1, "no"},
+        {1, 1, "no"},
+        {2, 2, "multi-gpu"},
+        {8, 8, "multi-gpu"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(machines); i++) {
         g_autoptr(rt_config) lc = rt_launch_config_new();

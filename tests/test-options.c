@@ -9,38 +9,71 @@
 
 /* ---------------------------------------------------------------- a LeRobot-like train table */
 
-static const char *const video_backends[] = { "pyav", "torchcodec", NULL };
+static const char *const video_backends[] = {"pyav", "torchcodec", NULL};
 
 static const rt_option train_rows[] = {
-    { .key = "output_dir", .type = RT_OPT_PATH, .flags = RT_OPT_NULLABLE, .help = "Where the run writes." },
-    { .key = "job_name", .type = RT_OPT_STRING, .flags = RT_OPT_NULLABLE, .help = "Name of the run." },
-    { .key = "resume", .type = RT_OPT_BOOL, .default_value = "false", .help = "Continue a run." },
-    { .key = "seed", .type = RT_OPT_INT, .default_value = "1000", .flags = RT_OPT_NULLABLE, .help = "Seed." },
-    { .key = "steps", .type = RT_OPT_INT, .default_value = "100000", .min = 1, .max = 1e9,
-      .flags = RT_OPT_RANGE, .help = "Training steps." },
-    { .key = "config_path", .type = RT_OPT_PATH, .flags = RT_OPT_NULLABLE | RT_OPT_CONFIG_FILE,
-      .help = "A train_config.json to start from." },
-    { .key = "dataset.root", .type = RT_OPT_PATH, .flags = RT_OPT_NULLABLE, .help = "Local dataset." },
-    { .key = "dataset.episodes", .type = RT_OPT_LIST, .item_type = RT_OPT_INT, .min = 0, .max = 1e6,
-      .flags = RT_OPT_NULLABLE | RT_OPT_RANGE, .help = "Episodes to use." },
-    { .key = "dataset.video_backend", .type = RT_OPT_ENUM, .default_value = "pyav", .choices = video_backends,
-      .help = "Video decoder." },
-    { .key = "dataset.image_transforms.enable", .type = RT_OPT_BOOL, .default_value = "false",
-      .help = "Augment images." },
-    { .key = "optimizer.lr", .type = RT_OPT_FLOAT, .default_value = "1e-5", .min = 0, .max = 1,
-      .flags = RT_OPT_RANGE, .help = "Learning rate." },
-    { .key = "optimizer.betas", .type = RT_OPT_LIST, .item_type = RT_OPT_FLOAT, .default_value = "[0.9,0.999]",
-      .help = "Adam betas." },
+    {.key = "output_dir", .type = RT_OPT_PATH, .flags = RT_OPT_NULLABLE, .help = "Where the run writes."},
+    {.key = "job_name", .type = RT_OPT_STRING, .flags = RT_OPT_NULLABLE, .help = "Name of the run."},
+    {.key = "resume", .type = RT_OPT_BOOL, .default_value = "false", .help = "Continue a run."},
+    {.key = "seed", .type = RT_OPT_INT, .default_value = "1000", .flags = RT_OPT_NULLABLE, .help = "Seed."},
+    {.key = "steps",
+     .type = RT_OPT_INT,
+     .default_value = "100000",
+     .min = 1,
+     .max = 1e9,
+     .flags = RT_OPT_RANGE,
+     .help = "Training steps."},
+    {.key = "config_path",
+     .type = RT_OPT_PATH,
+     .flags = RT_OPT_NULLABLE | RT_OPT_CONFIG_FILE,
+     .help = "A train_config.json to start from."},
+    {.key = "dataset.root", .type = RT_OPT_PATH, .flags = RT_OPT_NULLABLE, .help = "Local dataset."},
+    {.key = "dataset.episodes",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_INT,
+     .min = 0,
+     .max = 1e6,
+     .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
+     .help = "Episodes to use."},
+    {.key = "dataset.video_backend",
+     .type = RT_OPT_ENUM,
+     .default_value = "pyav",
+     .choices = video_backends,
+     .help = "Video decoder."},
+    {.key = "dataset.image_transforms.enable",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
+     .help = "Augment images."},
+    {.key = "optimizer.lr",
+     .type = RT_OPT_FLOAT,
+     .default_value = "1e-5",
+     .min = 0,
+     .max = 1,
+     .flags = RT_OPT_RANGE,
+     .help = "Learning rate."},
+    {.key = "optimizer.betas",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_FLOAT,
+     .default_value = "[0.9,0.999]",
+     .help = "Adam betas."},
 };
 
 /* A policy plugin's table: relative keys, prefixed with "policy" by the core. */
 static const rt_option act_rows[] = {
-    { .key = "chunk_size", .type = RT_OPT_INT, .default_value = "100", .min = 1, .max = 10000,
-      .flags = RT_OPT_RANGE, .help = "Actions per chunk." },
-    { .key = "kl_weight", .type = RT_OPT_FLOAT, .default_value = "10.0", .help = "KL loss weight." },
-    { .key = "tags", .type = RT_OPT_LIST, .item_type = RT_OPT_STRING, .flags = RT_OPT_NULLABLE,
-      .help = "Hub tags." },
-    { .key = "use_vae", .type = RT_OPT_BOOL, .default_value = "true", .help = "Train with the VAE." },
+    {.key = "chunk_size",
+     .type = RT_OPT_INT,
+     .default_value = "100",
+     .min = 1,
+     .max = 10000,
+     .flags = RT_OPT_RANGE,
+     .help = "Actions per chunk."},
+    {.key = "kl_weight", .type = RT_OPT_FLOAT, .default_value = "10.0", .help = "KL loss weight."},
+    {.key = "tags",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_STRING,
+     .flags = RT_OPT_NULLABLE,
+     .help = "Hub tags."},
+    {.key = "use_vae", .type = RT_OPT_BOOL, .default_value = "true", .help = "Train with the VAE."},
 };
 
 static rt_config *new_train_config(void)
@@ -137,25 +170,34 @@ DEF_TEST(defaults_and_prefix)
 DEF_TEST(malformed_tables)
 {
     static const rt_option dup[] = {
-        { .key = "a", .type = RT_OPT_INT, .default_value = "1", .help = "A." },
-        { .key = "a", .type = RT_OPT_INT, .default_value = "2", .help = "A again." },
+        {.key = "a", .type = RT_OPT_INT, .default_value = "1", .help = "A."},
+        {.key = "a", .type = RT_OPT_INT, .default_value = "2", .help = "A again."},
     };
     static const rt_option leaf_and_group[] = {
-        { .key = "dataset", .type = RT_OPT_STRING, .default_value = "x", .help = "Clash." },
+        {.key = "dataset", .type = RT_OPT_STRING, .default_value = "x", .help = "Clash."},
     };
     static const rt_option under_leaf[] = {
-        { .key = "steps.max", .type = RT_OPT_INT, .default_value = "1", .help = "Clash." },
+        {.key = "steps.max", .type = RT_OPT_INT, .default_value = "1", .help = "Clash."},
     };
     static const rt_option bad_default[] = {
-        { .key = "fine", .type = RT_OPT_INT, .default_value = "1", .help = "Fine." },
-        { .key = "n", .type = RT_OPT_INT, .default_value = "abc", .help = "Bad default." },
+        {.key = "fine", .type = RT_OPT_INT, .default_value = "1", .help = "Fine."},
+        {.key = "n", .type = RT_OPT_INT, .default_value = "abc", .help = "Bad default."},
     };
-    static const rt_option no_choices[] = { { .key = "e", .type = RT_OPT_ENUM, .default_value = "x", .help = "E." } };
-    static const rt_option bad_key[] = { { .key = "a..b", .type = RT_OPT_BOOL, .default_value = "true", .help = "K." } };
-    static const rt_option reserved[] = { { .key = "help", .type = RT_OPT_BOOL, .default_value = "true", .help = "H." } };
-    static const rt_option null_default[] = { { .key = "s", .type = RT_OPT_STRING, .help = "S." } };
+    static const rt_option no_choices[] = {
+        {.key = "e", .type = RT_OPT_ENUM, .default_value = "x", .help = "E."}};
+    static const rt_option bad_key[] = {
+        {.key = "a..b", .type = RT_OPT_BOOL, .default_value = "true", .help = "K."}};
+    static const rt_option reserved[] = {
+        {.key = "help", .type = RT_OPT_BOOL, .default_value = "true", .help = "H."}};
+    static const rt_option null_default[] = {{.key = "s", .type = RT_OPT_STRING, .help = "S."}};
     static const rt_option out_of_range_default[] = {
-        { .key = "r", .type = RT_OPT_INT, .default_value = "0", .min = 1, .max = 2, .flags = RT_OPT_RANGE, .help = "R." },
+        {.key = "r",
+         .type = RT_OPT_INT,
+         .default_value = "0",
+         .min = 1,
+         .max = 2,
+         .flags = RT_OPT_RANGE,
+         .help = "R."},
     };
     g_autoptr(rt_config) cfg = new_train_config();
     GError *error = NULL;
@@ -189,9 +231,9 @@ DEF_TEST(every_type_with_equals)
     GError *error = NULL;
     g_auto(GStrv) rest = NULL;
     OK(parse(cfg, &rest, &error, "--steps=10", "--optimizer.lr=3e-4", "--resume=true",
-             "--dataset.video_backend=torchcodec", "--dataset.episodes=[0,1,5]", "--policy.tags=[\"a\",\"b c\"]",
-             "--output_dir=~/out", "--job_name=act", "--seed=-3", "--dataset.image_transforms.enable=True",
-             "--policy.use_vae=0", NULL));
+             "--dataset.video_backend=torchcodec", "--dataset.episodes=[0,1,5]",
+             "--policy.tags=[\"a\",\"b c\"]", "--output_dir=~/out", "--job_name=act", "--seed=-3",
+             "--dataset.image_transforms.enable=True", "--policy.use_vae=0", NULL));
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(0, g_strv_length(rest));
     EXPECT_EQ_INT(10, rt_config_get_int(cfg, "steps"));
@@ -321,7 +363,8 @@ DEF_TEST(help_anywhere)
     OK(g_str_has_prefix(dump, "--output_dir\tpath\tnull\n--job_name\tstring\tnull\n--resume\tbool\tfalse\n"));
     OK(strstr(dump, "\n--policy.chunk_size\tint\t100\n"));
     g_autofree char *synopsis = rt_config_synopsis(cfg);
-    OK(g_str_has_prefix(synopsis, "[--output_dir=PATH] [--job_name=TEXT] [--resume[=true|false]] [--seed=INT]"));
+    OK(g_str_has_prefix(synopsis,
+                        "[--output_dir=PATH] [--job_name=TEXT] [--resume[=true|false]] [--seed=INT]"));
     return 0;
 }
 
@@ -332,7 +375,7 @@ static int expect_parse_error(const char *arg, int code, const char *message)
 {
     g_autoptr(rt_config) cfg = new_train_config();
     GError *error = NULL;
-    char *argv[] = { "train", (char *)arg, NULL };
+    char *argv[] = {"train", (char *)arg, NULL};
     gboolean ok = rt_config_parse_args(cfg, 2, argv, NULL, &error);
     OK1(!ok, arg);
     OK1(error && error->domain == RT_ERROR && error->code == code, "error code");
@@ -340,10 +383,10 @@ static int expect_parse_error(const char *arg, int code, const char *message)
     return 0;
 }
 
-#define PARSE_ERROR(arg, code, message)                                                 \
-    do {                                                                                \
-        if (expect_parse_error(arg, code, message) != 0)                                \
-            return -1;                                                                  \
+#define PARSE_ERROR(arg, code, message)                                                                      \
+    do {                                                                                                     \
+        if (expect_parse_error(arg, code, message) != 0)                                                     \
+            return -1;                                                                                       \
     } while (0)
 
 DEF_TEST(unknown_flags_suggest)
@@ -360,12 +403,13 @@ DEF_TEST(unknown_flags_suggest)
     /* case and dashes */
     PARSE_ERROR("--output-dir=x", RT_ERROR_UNKNOWN_OPTION, "Did you mean '--output_dir'?");
     PARSE_ERROR("--policy=act", RT_ERROR_UNKNOWN_OPTION,
-                "'--policy' is a group of options, not an option: give one of its keys, such as --policy.chunk_size.");
+                "'--policy' is a group of options, not an option: give one of its keys, such as "
+                "--policy.chunk_size.");
     PARSE_ERROR("-x", RT_ERROR_UNKNOWN_OPTION, "unknown option '-x': options start with two dashes.");
     {
         g_autoptr(rt_config) cfg = new_train_config();
         GError *error = NULL;
-        char *argv[] = { "train", "--zzzzzzzz=1", NULL };
+        char *argv[] = {"train", "--zzzzzzzz=1", NULL};
         OK(!rt_config_parse_args(cfg, 2, argv, NULL, &error));
         OK(error && !strstr(error->message, "Did you mean")); /* nothing close: no guess */
         EXPECT_ERROR(error, "unknown option '--zzzzzzzz'.");
@@ -381,14 +425,16 @@ DEF_TEST(bad_values)
     PARSE_ERROR("--steps=1.5", RT_ERROR_INVALID_ARG, "--steps: '1.5' is not an integer");
     PARSE_ERROR("--steps= 7", RT_ERROR_INVALID_ARG, "--steps: ' 7' is not an integer");
     PARSE_ERROR("--steps=", RT_ERROR_INVALID_ARG, "--steps: '' is not an integer");
-    PARSE_ERROR("--seed=99999999999999999999", RT_ERROR_INVALID_ARG,
-                "--seed: '99999999999999999999' does not fit in a 64-bit integer; expected an integer, or null");
+    PARSE_ERROR(
+        "--seed=99999999999999999999", RT_ERROR_INVALID_ARG,
+        "--seed: '99999999999999999999' does not fit in a 64-bit integer; expected an integer, or null");
     PARSE_ERROR("--steps=0", RT_ERROR_INVALID_ARG,
                 "--steps: 0 is out of range; expected an integer from 1 to 1000000000");
     PARSE_ERROR("--optimizer.lr=fast", RT_ERROR_INVALID_ARG,
                 "--optimizer.lr: 'fast' is not a number; expected a number from 0.0 to 1.0");
     PARSE_ERROR("--optimizer.lr=2", RT_ERROR_INVALID_ARG, "--optimizer.lr: 2.0 is out of range");
-    PARSE_ERROR("--policy.kl_weight=inf", RT_ERROR_INVALID_ARG, "--policy.kl_weight: 'inf' is not a finite number");
+    PARSE_ERROR("--policy.kl_weight=inf", RT_ERROR_INVALID_ARG,
+                "--policy.kl_weight: 'inf' is not a finite number");
     PARSE_ERROR("--policy.kl_weight=1e999", RT_ERROR_INVALID_ARG,
                 "--policy.kl_weight: '1e999' is not a finite number; expected a number");
     PARSE_ERROR("--policy.kl_weight=0x10", RT_ERROR_INVALID_ARG, "'0x10' is not a number");
@@ -396,18 +442,21 @@ DEF_TEST(bad_values)
                 "--dataset.video_backend: 'av' is not allowed; expected one of pyav, torchcodec");
     PARSE_ERROR("--dataset.video_backend=pyavv", RT_ERROR_INVALID_ARG,
                 "'pyavv' is not allowed (did you mean 'pyav'?); expected one of pyav, torchcodec");
-    PARSE_ERROR("--resume=maybe", RT_ERROR_INVALID_ARG, "--resume: 'maybe' is not a boolean; expected true or false");
+    PARSE_ERROR("--resume=maybe", RT_ERROR_INVALID_ARG,
+                "--resume: 'maybe' is not a boolean; expected true or false");
     PARSE_ERROR("--dataset.episodes=[0,1", RT_ERROR_INVALID_ARG,
                 "--dataset.episodes: '[0,1' is not a valid JSON list (");
-    PARSE_ERROR("--dataset.episodes=[0,\"a\"]", RT_ERROR_INVALID_ARG,
-                "--dataset.episodes: '[0,\"a\"]': item 2: the string \"a\" is not an integer; expected a list of "
-                "integers from 0 to 1000000");
+    PARSE_ERROR(
+        "--dataset.episodes=[0,\"a\"]", RT_ERROR_INVALID_ARG,
+        "--dataset.episodes: '[0,\"a\"]': item 2: the string \"a\" is not an integer; expected a list of "
+        "integers from 0 to 1000000");
     PARSE_ERROR("--dataset.episodes=0,x", RT_ERROR_INVALID_ARG,
                 "--dataset.episodes: '0,x': item 2: 'x' is not an integer; expected a list of integers");
     PARSE_ERROR("--dataset.episodes=[-1]", RT_ERROR_INVALID_ARG, "item 1: -1 is out of range");
     PARSE_ERROR("--dataset.episodes=[99999999999999999999]", RT_ERROR_INVALID_ARG,
                 "the integer 99999999999999999999 does not fit in a 64-bit integer");
-    PARSE_ERROR("--dataset.episodes={\"a\":1}", RT_ERROR_INVALID_ARG, "item 1: '{\"a\":1}' is not an integer");
+    PARSE_ERROR("--dataset.episodes={\"a\":1}", RT_ERROR_INVALID_ARG,
+                "item 1: '{\"a\":1}' is not an integer");
     PARSE_ERROR("--policy.tags=[1]", RT_ERROR_INVALID_ARG, "item 1: the integer 1 is not a string");
     PARSE_ERROR("--steps=null", RT_ERROR_INVALID_ARG,
                 "--steps: null is not allowed; expected an integer from 1 to 1000000000");
@@ -416,8 +465,9 @@ DEF_TEST(bad_values)
     PARSE_ERROR("--output_dir=", RT_ERROR_INVALID_ARG, "--output_dir: an empty path is not allowed");
     PARSE_ERROR("--job_name=\xff", RT_ERROR_INVALID_ARG, "--job_name: the value is not valid UTF-8");
     /* missing values: at the end, or followed by another flag */
-    PARSE_ERROR("--steps", RT_ERROR_INVALID_ARG,
-                "--steps needs a value (an integer from 1 to 1000000000): write --steps=VALUE or --steps VALUE");
+    PARSE_ERROR(
+        "--steps", RT_ERROR_INVALID_ARG,
+        "--steps needs a value (an integer from 1 to 1000000000): write --steps=VALUE or --steps VALUE");
     {
         g_autoptr(rt_config) cfg = new_train_config();
         GError *error = NULL;
@@ -430,8 +480,8 @@ DEF_TEST(bad_values)
 DEF_TEST(required_and_set)
 {
     static const rt_option rows[] = {
-        { .key = "dataset.repo_id", .type = RT_OPT_STRING, .flags = RT_OPT_REQUIRED, .help = "Hub dataset." },
-        { .key = "n", .type = RT_OPT_INT, .default_value = "1", .help = "N." },
+        {.key = "dataset.repo_id", .type = RT_OPT_STRING, .flags = RT_OPT_REQUIRED, .help = "Hub dataset."},
+        {.key = "n", .type = RT_OPT_INT, .default_value = "1", .help = "N."},
     };
     g_autoptr(rt_config) cfg = rt_config_new(NULL);
     GError *error = NULL;
@@ -458,7 +508,7 @@ DEF_TEST(required_and_set)
 
 DEF_TEST(peek)
 {
-    char *argv[] = { "train", "--steps=3", "--policy.type", "act", "--", "--policy.type=diffusion", NULL };
+    char *argv[] = {"train", "--steps=3", "--policy.type", "act", "--", "--policy.type=diffusion", NULL};
     g_autofree char *type = rt_config_peek_arg(6, argv, "policy.type");
     EXPECT_EQ_STR("act", type);
     g_autofree char *steps = rt_config_peek_arg(6, argv, "steps");
@@ -470,13 +520,13 @@ DEF_TEST(peek)
 
 DEF_TEST(suggest)
 {
-    const char *const commands[] = { "config", "plugins", "train", "launch" };
+    const char *const commands[] = {"config", "plugins", "train", "launch"};
     EXPECT_EQ_STR("plugins", rt_suggest_nearest("plugns", commands, 4));
     EXPECT_EQ_STR("config", rt_suggest_nearest("cofnig", commands, 4)); /* a swap is one edit */
     EXPECT_EQ_STR("train", rt_suggest_nearest("TRAIN", commands, 4));
     OK(rt_suggest_nearest("xyz", commands, 4) == NULL);
     OK(rt_suggest_nearest("", commands, 4) == NULL);
-    const char *const keys[] = { "num_processes", "num_machines" };
+    const char *const keys[] = {"num_processes", "num_machines"};
     EXPECT_EQ_STR("num_processes", rt_suggest_nearest("num-processes", keys, 2));
     EXPECT_EQ_STR("num_machines", rt_suggest_nearest("num_machine", keys, 2));
     return 0;
@@ -487,11 +537,16 @@ DEF_TEST(suggest)
 DEF_TEST(float_text)
 {
     /* Python's repr of the same doubles (what LeRobot writes into train_config.json) */
-    static const struct { const char *in, *out; } cases[] = {
-        { "1e-5", "1e-05" },  { "0.1", "0.1" },        { "10", "10.0" },        { "100000", "100000.0" },
-        { "1e16", "1e+16" },  { "1.5e-7", "1.5e-07" }, { "0.0001", "0.0001" },  { "123456789.125", "123456789.125" },
-        { "-2.5", "-2.5" },   { "0.3", "0.3" },        { "1e22", "1e+22" },     { "9999999999999998", "9999999999999998.0" },
-        { "-0", "-0.0" },     { "2.2250738585072014e-308", "2.2250738585072014e-308" },
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"1e-5", "1e-05"},    {"0.1", "0.1"},
+        {"10", "10.0"},       {"100000", "100000.0"},
+        {"1e16", "1e+16"},    {"1.5e-7", "1.5e-07"},
+        {"0.0001", "0.0001"}, {"123456789.125", "123456789.125"},
+        {"-2.5", "-2.5"},     {"0.3", "0.3"},
+        {"1e22", "1e+22"},    {"9999999999999998", "9999999999999998.0"},
+        {"-0", "-0.0"},       {"2.2250738585072014e-308", "2.2250738585072014e-308"},
     };
     g_autoptr(rt_config) cfg = new_train_config();
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -507,41 +562,40 @@ DEF_TEST(float_text)
 /* ---------------------------------------------------------------- JSON */
 
 /* Written by hand in the shape of LeRobot's train_config.json (json.dump, indent=4). */
-static const char expected_json[] =
-    "{\n"
-    "    \"output_dir\": \"outputs/train/act\",\n"
-    "    \"job_name\": \"act \\\"pusht\\\"\",\n"
-    "    \"resume\": false,\n"
-    "    \"seed\": null,\n"
-    "    \"steps\": 200,\n"
-    "    \"dataset\": {\n"
-    "        \"root\": null,\n"
-    "        \"episodes\": [\n"
-    "            0,\n"
-    "            1\n"
-    "        ],\n"
-    "        \"video_backend\": \"pyav\",\n"
-    "        \"image_transforms\": {\n"
-    "            \"enable\": true\n"
-    "        }\n"
-    "    },\n"
-    "    \"optimizer\": {\n"
-    "        \"lr\": 1e-05,\n"
-    "        \"betas\": [\n"
-    "            0.9,\n"
-    "            0.999\n"
-    "        ]\n"
-    "    },\n"
-    "    \"policy\": {\n"
-    "        \"chunk_size\": 50,\n"
-    "        \"kl_weight\": 10.0,\n"
-    "        \"tags\": [\n"
-    "            \"a\",\n"
-    "            \"b\"\n"
-    "        ],\n"
-    "        \"use_vae\": true\n"
-    "    }\n"
-    "}\n";
+static const char expected_json[] = "{\n"
+                                    "    \"output_dir\": \"outputs/train/act\",\n"
+                                    "    \"job_name\": \"act \\\"pusht\\\"\",\n"
+                                    "    \"resume\": false,\n"
+                                    "    \"seed\": null,\n"
+                                    "    \"steps\": 200,\n"
+                                    "    \"dataset\": {\n"
+                                    "        \"root\": null,\n"
+                                    "        \"episodes\": [\n"
+                                    "            0,\n"
+                                    "            1\n"
+                                    "        ],\n"
+                                    "        \"video_backend\": \"pyav\",\n"
+                                    "        \"image_transforms\": {\n"
+                                    "            \"enable\": true\n"
+                                    "        }\n"
+                                    "    },\n"
+                                    "    \"optimizer\": {\n"
+                                    "        \"lr\": 1e-05,\n"
+                                    "        \"betas\": [\n"
+                                    "            0.9,\n"
+                                    "            0.999\n"
+                                    "        ]\n"
+                                    "    },\n"
+                                    "    \"policy\": {\n"
+                                    "        \"chunk_size\": 50,\n"
+                                    "        \"kl_weight\": 10.0,\n"
+                                    "        \"tags\": [\n"
+                                    "            \"a\",\n"
+                                    "            \"b\"\n"
+                                    "        ],\n"
+                                    "        \"use_vae\": true\n"
+                                    "    }\n"
+                                    "}\n";
 
 DEF_TEST(json_round_trip)
 {
@@ -599,10 +653,10 @@ static int expect_json_error(const char *text, int code, const char *message)
     return 0;
 }
 
-#define JSON_ERROR(text, code, message)                                                 \
-    do {                                                                                \
-        if (expect_json_error(text, code, message) != 0)                                \
-            return -1;                                                                  \
+#define JSON_ERROR(text, code, message)                                                                      \
+    do {                                                                                                     \
+        if (expect_json_error(text, code, message) != 0)                                                     \
+            return -1;                                                                                       \
     } while (0)
 
 DEF_TEST(json_errors)
@@ -610,8 +664,9 @@ DEF_TEST(json_errors)
     JSON_ERROR("{\"steps\": 5, \"policy\": {\"chunk_sise\": 5}}", RT_ERROR_UNKNOWN_OPTION,
                "cfg.json: unknown key 'policy.chunk_sise' (did you mean 'policy.chunk_size'?)");
     JSON_ERROR("{\"bogus\": {\"x\": 1}}", RT_ERROR_UNKNOWN_OPTION, "cfg.json: unknown key 'bogus'");
-    JSON_ERROR("{\"steps\": \"10\"}", RT_ERROR_INVALID_ARG,
-               "cfg.json: steps: the string \"10\" is not an integer; expected an integer from 1 to 1000000000");
+    JSON_ERROR(
+        "{\"steps\": \"10\"}", RT_ERROR_INVALID_ARG,
+        "cfg.json: steps: the string \"10\" is not an integer; expected an integer from 1 to 1000000000");
     JSON_ERROR("{\"steps\": 2.5}", RT_ERROR_INVALID_ARG, "cfg.json: steps: the number 2.5 is not an integer");
     JSON_ERROR("{\"steps\": 0}", RT_ERROR_INVALID_ARG, "cfg.json: steps: 0 is out of range");
     JSON_ERROR("{\"steps\": null}", RT_ERROR_INVALID_ARG, "cfg.json: steps: null is not allowed");
@@ -627,13 +682,15 @@ DEF_TEST(json_errors)
                "cfg.json: dataset.episodes: item 2: the number 1.5 is not an integer");
     JSON_ERROR("{\"dataset\": {\"episodes\": \"0,1\"}}", RT_ERROR_INVALID_ARG,
                "cfg.json: dataset.episodes: the string \"0,1\" is not a list");
-    JSON_ERROR("{\"optimizer\": {\"lr\": 1e999}}", RT_ERROR_INVALID_ARG, "cfg.json: optimizer.lr: the number is not finite");
+    JSON_ERROR("{\"optimizer\": {\"lr\": 1e999}}", RT_ERROR_INVALID_ARG,
+               "cfg.json: optimizer.lr: the number is not finite");
     JSON_ERROR("{\n\"seed\": 99999999999999999999}", RT_ERROR_FORMAT,
                "cfg.json: line 2: the integer 99999999999999999999 does not fit in a 64-bit integer");
     JSON_ERROR("{\"config_path\": \"x.json\"}", RT_ERROR_INVALID_ARG,
                "cfg.json: config_path names a config file and cannot be set inside one");
     JSON_ERROR("{\"steps\": 5,\n \"policy\": [1,", RT_ERROR_FORMAT, "cfg.json:2:");
-    JSON_ERROR("[1, 2]", RT_ERROR_FORMAT, "cfg.json: a config file holds one JSON object ({\"key\": value, ...}), not an array");
+    JSON_ERROR("[1, 2]", RT_ERROR_FORMAT,
+               "cfg.json: a config file holds one JSON object ({\"key\": value, ...}), not an array");
     JSON_ERROR("", RT_ERROR_FORMAT, "cfg.json: a config file holds one JSON object");
     /* every problem of a file, one line each */
     JSON_ERROR("{\"steps\": -1, \"resume\": 3}", RT_ERROR_INVALID_ARG,
@@ -689,8 +746,9 @@ DEF_TEST(keyfile_generic)
     OK(parse(cfg, NULL, &error, "--policy.tags=[\"x;y\",\" lead\"]", "--dataset.episodes=3,4", NULL));
     g_autofree char *text = rt_config_to_keyfile(cfg, "a header\nsecond line");
     OK(g_str_has_prefix(text, "# a header\n# second line\n\n[dataset]\n"));
-    OK(strstr(text, "\n[policy]\n# Actions per chunk. Allowed: an integer from 1 to 10000. Default: 100.\nchunk_size=100\n"));
-    OK(strstr(text, "\ntags=x\\;y;\\slead;\n"));   /* GLib's list syntax and escapes */
+    OK(strstr(text, "\n[policy]\n# Actions per chunk. Allowed: an integer from 1 to 10000. Default: "
+                    "100.\nchunk_size=100\n"));
+    OK(strstr(text, "\ntags=x\\;y;\\slead;\n")); /* GLib's list syntax and escapes */
     OK(strstr(text, "\nepisodes=3;4;\n"));
     OK(strstr(text, "\n[dataset]\n"));
     OK(!strstr(text, "steps=")); /* ungrouped options have no place in a key file */

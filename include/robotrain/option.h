@@ -56,19 +56,19 @@ enum {
 };
 
 typedef struct rt_option {
-    const char *key;           /* dotted name without "--", e.g. "dataset.root" or "chunk_size";
-                                * components are [A-Za-z0-9_-]+ */
+    const char *key; /* dotted name without "--", e.g. "dataset.root" or "chunk_size";
+                      * components are [A-Za-z0-9_-]+ */
     rt_option_type type;
-    const char *default_value; /* as it would be written on the command line; NULL = null (or unset
-                                * with RT_OPT_REQUIRED) */
-    const char *help;          /* one sentence for --help, key-file comments and the man page */
-    const char *const *choices;/* RT_OPT_ENUM, or a list of RT_OPT_ENUM: NULL-terminated choices */
-    rt_option_type item_type;  /* RT_OPT_LIST: type of each item (INT, FLOAT, STRING, ENUM or PATH) */
-    double min, max;           /* with RT_OPT_RANGE (for INT, FLOAT and lists of them) */
-    uint32_t flags;            /* RT_OPT_* flags above */
-    const char *null_text;     /* with RT_OPT_NULLABLE: the word users write for null, e.g. "all" or
-                                * "auto" (also accepted: "null"); NULL means "null" */
-    const void *reserved[2];   /* zero: room for fields added in later ABI minors */
+    const char *default_value;  /* as it would be written on the command line; NULL = null (or unset
+                                 * with RT_OPT_REQUIRED) */
+    const char *help;           /* one sentence for --help, key-file comments and the man page */
+    const char *const *choices; /* RT_OPT_ENUM, or a list of RT_OPT_ENUM: NULL-terminated choices */
+    rt_option_type item_type;   /* RT_OPT_LIST: type of each item (INT, FLOAT, STRING, ENUM or PATH) */
+    double min, max;            /* with RT_OPT_RANGE (for INT, FLOAT and lists of them) */
+    uint32_t flags;             /* RT_OPT_* flags above */
+    const char *null_text;      /* with RT_OPT_NULLABLE: the word users write for null, e.g. "all" or
+                                 * "auto" (also accepted: "null"); NULL means "null" */
+    const void *reserved[2];    /* zero: room for fields added in later ABI minors */
 } rt_option;
 
 /* The name of a type as --help and the man pages write it: "bool", "int", "float", "string",

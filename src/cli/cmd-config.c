@@ -10,13 +10,18 @@
 #include "cli/commands.h"
 
 static const rt_option config_file_option[] = {
-    { .key = "config_file", .type = RT_OPT_PATH, .default_value = NULL, .flags = RT_OPT_NULLABLE,
-      .help = "The launch configuration file; without it, $XDG_CONFIG_HOME/robotrain/launch.conf." },
+    {.key = "config_file",
+     .type = RT_OPT_PATH,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .help = "The launch configuration file; without it, $XDG_CONFIG_HOME/robotrain/launch.conf."},
 };
 
 static const rt_option force_option[] = {
-    { .key = "force", .type = RT_OPT_BOOL, .default_value = "false",
-      .help = "Replace the file when it exists already." },
+    {.key = "force",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
+     .help = "Replace the file when it exists already."},
 };
 
 typedef struct subcommand {
@@ -31,9 +36,10 @@ static int run_show(const subcommand *sub, const rt_config *flags);
 static int run_check(const subcommand *sub, const rt_config *flags);
 
 static const subcommand subcommands[] = {
-    { "default", "write a launch configuration for this machine, without questions", TRUE, run_default },
-    { "show", "print every key of the effective configuration and where its value comes from", FALSE, run_show },
-    { "check", "validate a launch configuration file; exit 1 naming every problem", FALSE, run_check },
+    {"default", "write a launch configuration for this machine, without questions", TRUE, run_default},
+    {"show", "print every key of the effective configuration and where its value comes from", FALSE,
+     run_show},
+    {"check", "validate a launch configuration file; exit 1 naming every problem", FALSE, run_check},
 };
 
 /* Prints a (possibly multi-line) error, each line prefixed. */
@@ -51,7 +57,8 @@ static rt_config *subcommand_flags(const subcommand *sub)
     g_autofree char *command = g_strdup_printf("robotrain config %s", sub->name);
     rt_config *cfg = rt_config_new(command);
     GError *error = NULL;
-    gboolean ok = rt_config_add_options(cfg, NULL, config_file_option, G_N_ELEMENTS(config_file_option), &error);
+    gboolean ok =
+        rt_config_add_options(cfg, NULL, config_file_option, G_N_ELEMENTS(config_file_option), &error);
     if (ok && sub->writes)
         ok = rt_config_add_options(cfg, NULL, rt_launch_config_option("launch.mixed_precision"), 1, &error) &&
              rt_config_add_options(cfg, NULL, force_option, G_N_ELEMENTS(force_option), &error);
@@ -81,8 +88,10 @@ static void print_usage(FILE *out, gboolean full)
         fprintf(out, "%s %s\n", i ? "   or:" : "usage:", usage);
     }
     g_autofree char *path = rt_launch_config_default_path();
-    fprintf(out, "\nWrites, shows or checks the launch configuration that 'robotrain launch' reads: a\n"
-                 "key file, by default %s (see robotrain.conf(5)).\n\nsubcommands:\n", path);
+    fprintf(out,
+            "\nWrites, shows or checks the launch configuration that 'robotrain launch' reads: a\n"
+            "key file, by default %s (see robotrain.conf(5)).\n\nsubcommands:\n",
+            path);
     for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
         fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
     if (!full) {
@@ -117,15 +126,16 @@ static int run_default(const subcommand *sub, const rt_config *flags)
     g_autoptr(GError) error = NULL;
     guint gpus = rt_launch_count_visible_gpus();
     if (!rt_launch_config_set_machine_defaults(lc, gpus, &error) ||
-        !rt_config_set(lc, "launch.mixed_precision", rt_config_get_string(flags, "mixed_precision"), &error) ||
+        !rt_config_set(lc, "launch.mixed_precision", rt_config_get_string(flags, "mixed_precision"),
+                       &error) ||
         !rt_launch_config_validate(lc, &error) || !rt_launch_config_save(lc, path, force, &error)) {
         print_error(error);
         return RT_EXIT_FAILURE;
     }
     printf("robotrain config: wrote %s (distributed_type=%s, num_processes=%" G_GINT64_FORMAT
            ", mixed_precision=%s)\n",
-           path, rt_config_get_string(lc, "launch.distributed_type"), rt_config_get_int(lc, "launch.num_processes"),
-           rt_config_get_string(lc, "launch.mixed_precision"));
+           path, rt_config_get_string(lc, "launch.distributed_type"),
+           rt_config_get_int(lc, "launch.num_processes"), rt_config_get_string(lc, "launch.mixed_precision"));
     return RT_EXIT_OK;
 }
 
@@ -191,7 +201,8 @@ int rt_cmd_config(int argc, char **argv)
     }
     if (!sub) {
         if (name[0] == '-') {
-            fprintf(stderr, "robotrain config: give a subcommand (default, show or check) before '%s'.\n", name);
+            fprintf(stderr, "robotrain config: give a subcommand (default, show or check) before '%s'.\n",
+                    name);
         } else {
             const char *near = rt_suggest_nearest(name, names, G_N_ELEMENTS(names));
             fprintf(stderr, "robotrain config: '%s' is not a subcommand of config.", name);
@@ -210,8 +221,8 @@ int rt_cmd_config(int argc, char **argv)
         return RT_EXIT_USAGE;
     }
     g_autofree char *usage = usage_of(sub, flags);
-    g_autofree char *usage_line = g_strdup_printf("usage: %s\n\n%c%s.", usage, g_ascii_toupper(sub->summary[0]),
-                                                  sub->summary + 1);
+    g_autofree char *usage_line =
+        g_strdup_printf("usage: %s\n\n%c%s.", usage, g_ascii_toupper(sub->summary[0]), sub->summary + 1);
     if (rt_config_handle_help(flags, usage_line, stdout))
         return RT_EXIT_OK;
     return sub->run(sub, flags);

@@ -9,26 +9,10 @@
 
 typedef struct {
     const rt_config *cfg;
-    const char *name;   /* the file, for messages */
-    GString *problems;  /* one line each */
+    const char *name; /* the file, for messages */
+    opt_problems problems;
     GPtrArray *staged;
-    int first_code;     /* RT_ERROR_* of the first problem */
 } json_load;
-
-static void add_problem(json_load *ld, int code, const char *format, ...) G_GNUC_PRINTF(3, 4);
-
-static void add_problem(json_load *ld, int code, const char *format, ...)
-{
-    if (ld->problems->len)
-        g_string_append_c(ld->problems, '\n');
-    else
-        ld->first_code = code;
-    g_string_append_printf(ld->problems, "%s: ", ld->name);
-    va_list ap;
-    va_start(ap, format);
-    g_string_append_vprintf(ld->problems, format, ap);
-    va_end(ap);
-}
 
 static void load_object(json_load *ld, GNode *group, JsonObject *object, const char *prefix)
 {
@@ -40,26 +24,27 @@ static void load_object(json_load *ld, GNode *group, JsonObject *object, const c
         GNode *child = opt_child_named(group, member);
         if (!child) {
             const char *near = opt_suggest_key(ld->cfg, key);
-            add_problem(ld, RT_ERROR_UNKNOWN_OPTION, "unknown key '%s'%s%s%s", key,
-                        near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            opt_problems_add(&ld->problems, RT_ERROR_UNKNOWN_OPTION, ld->name, "unknown key '%s'%s%s%s", key,
+                             near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             continue;
         }
         opt_entry *e = ((opt_node *)child->data)->entry;
         if (!e) {
             if (!JSON_NODE_HOLDS_OBJECT(node)) {
-                add_problem(ld, RT_ERROR_INVALID_ARG,
-                            "%s: expected an object holding the options %s.*, not %s", key, key,
-                            JSON_NODE_HOLDS_ARRAY(node) ? "an array"
-                            : JSON_NODE_HOLDS_NULL(node) ? "null"
-                                                         : "a single value");
+                opt_problems_add(&ld->problems, RT_ERROR_INVALID_ARG, ld->name,
+                                 "%s: expected an object holding the options %s.*, not %s", key, key,
+                                 JSON_NODE_HOLDS_ARRAY(node)  ? "an array"
+                                 : JSON_NODE_HOLDS_NULL(node) ? "null"
+                                                              : "a single value");
                 continue;
             }
             load_object(ld, child, json_node_get_object(node), key);
             continue;
         }
         if (e->row->flags & RT_OPT_CONFIG_FILE) {
-            add_problem(ld, RT_ERROR_INVALID_ARG,
-                        "%s names a config file and cannot be set inside one; give it as --%s", key, key);
+            opt_problems_add(&ld->problems, RT_ERROR_INVALID_ARG, ld->name,
+                             "%s names a config file and cannot be set inside one; give it as --%s", key,
+                             key);
             continue;
         }
         GString *problem = g_string_new(NULL);
@@ -67,7 +52,7 @@ static void load_object(json_load *ld, GNode *group, JsonObject *object, const c
         if (value)
             opt_staged_add(ld->staged, e, value);
         else
-            add_problem(ld, RT_ERROR_INVALID_ARG, "%s: %s", key, problem->str);
+            opt_problems_add(&ld->problems, RT_ERROR_INVALID_ARG, ld->name, "%s: %s", key, problem->str);
         g_string_free(problem, TRUE);
     }
     g_list_free(members);
@@ -98,17 +83,16 @@ gboolean rt_config_load_json_data(rt_config *cfg, const char *data, gsize length
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                     "%s: a config file holds one JSON object ({\"key\": value, ...}), not %s", name,
-                    !root ? "nothing" : JSON_NODE_HOLDS_ARRAY(root) ? "an array" : "a single value");
+                    !root                         ? "nothing"
+                    : JSON_NODE_HOLDS_ARRAY(root) ? "an array"
+                                                  : "a single value");
         return FALSE;
     }
-    json_load ld = { cfg, name, g_string_new(NULL), opt_staged_new(), 0 };
+    json_load ld = {cfg, name, {NULL, 0}, opt_staged_new()};
     load_object(&ld, cfg->root, json_node_get_object(root), NULL);
-    gboolean ok = ld.problems->len == 0;
+    gboolean ok = opt_problems_finish(&ld.problems, error);
     if (ok)
         opt_staged_apply(ld.staged, RT_SOURCE_FILE, name, FALSE);
-    else
-        g_set_error_literal(error, RT_ERROR, ld.first_code, ld.problems->str);
-    g_string_free(ld.problems, TRUE);
     g_ptr_array_unref(ld.staged);
     return ok;
 }
@@ -141,13 +125,27 @@ void opt_append_json_string(GString *s, const char *text)
     g_string_append_c(s, '"');
     for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
         switch (*p) {
-        case '"': g_string_append(s, "\\\""); break;
-        case '\\': g_string_append(s, "\\\\"); break;
-        case '\b': g_string_append(s, "\\b"); break;
-        case '\f': g_string_append(s, "\\f"); break;
-        case '\n': g_string_append(s, "\\n"); break;
-        case '\r': g_string_append(s, "\\r"); break;
-        case '\t': g_string_append(s, "\\t"); break;
+        case '"':
+            g_string_append(s, "\\\"");
+            break;
+        case '\\':
+            g_string_append(s, "\\\\");
+            break;
+        case '\b':
+            g_string_append(s, "\\b");
+            break;
+        case '\f':
+            g_string_append(s, "\\f");
+            break;
+        case '\n':
+            g_string_append(s, "\\n");
+            break;
+        case '\r':
+            g_string_append(s, "\\r");
+            break;
+        case '\t':
+            g_string_append(s, "\\t");
+            break;
         default:
             if (*p < 0x20)
                 g_string_append_printf(s, "\\u%04x", *p);

@@ -8,27 +8,6 @@
 
 /* ---------------------------------------------------------------- loading */
 
-typedef struct {
-    const char *path;
-    GString *problems;
-    int first_code;
-} keyfile_load;
-
-static void add_problem(keyfile_load *ld, int code, const char *format, ...) G_GNUC_PRINTF(3, 4);
-
-static void add_problem(keyfile_load *ld, int code, const char *format, ...)
-{
-    if (ld->problems->len)
-        g_string_append_c(ld->problems, '\n');
-    else
-        ld->first_code = code;
-    g_string_append_printf(ld->problems, "%s: ", ld->path);
-    va_list ap;
-    va_start(ap, format);
-    g_string_append_vprintf(ld->problems, format, ap);
-    va_end(ap);
-}
-
 /* Keys below a group node, relative to the group ("num_processes", "sub.key"). */
 static void collect_keys(GNode *node, size_t skip, GPtrArray *out)
 {
@@ -99,11 +78,12 @@ gboolean rt_config_load_keyfile(rt_config *cfg, const char *path, GError **error
     g_autoptr(GKeyFile) kf = g_key_file_new();
     g_autoptr(GError) kf_error = NULL;
     if (!g_key_file_load_from_data(kf, data, length, G_KEY_FILE_NONE, &kf_error)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: not a valid key file: %s", path, kf_error->message);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: not a valid key file: %s", path,
+                    kf_error->message);
         return FALSE;
     }
 
-    keyfile_load ld = { path, g_string_new(NULL), 0 };
+    opt_problems problems = {NULL, 0};
     g_autoptr(GPtrArray) staged = opt_staged_new();
     g_autoptr(GPtrArray) group_names = g_ptr_array_new();
     g_autofree char *groups_text = join_groups(cfg, group_names);
@@ -111,11 +91,12 @@ gboolean rt_config_load_keyfile(rt_config *cfg, const char *path, GError **error
     for (size_t g = 0; groups[g]; g++) {
         GNode *group = opt_child_named(cfg->root, groups[g]);
         if (!group || ((opt_node *)group->data)->entry) {
-            const char *near = rt_suggest_nearest(groups[g], (const char *const *)group_names->pdata,
-                                                  group_names->len);
-            add_problem(&ld, RT_ERROR_UNKNOWN_OPTION, "unknown group [%s]%s%s%s; the groups are %s",
-                        groups[g], near ? " (did you mean [" : "", near ? near : "", near ? "]?)" : "",
-                        groups_text[0] ? groups_text : "(none)");
+            const char *near =
+                rt_suggest_nearest(groups[g], (const char *const *)group_names->pdata, group_names->len);
+            opt_problems_add(&problems, RT_ERROR_UNKNOWN_OPTION, path,
+                             "unknown group [%s]%s%s%s; the groups are %s", groups[g],
+                             near ? " (did you mean [" : "", near ? near : "", near ? "]?)" : "",
+                             groups_text[0] ? groups_text : "(none)");
             continue;
         }
         size_t skip = strlen(groups[g]) + 1;
@@ -130,9 +111,10 @@ gboolean rt_config_load_keyfile(rt_config *cfg, const char *path, GError **error
                 GString *all = g_string_new(NULL);
                 for (guint i = 0; i < known->len; i++)
                     g_string_append_printf(all, "%s%s", i ? ", " : "", (char *)g_ptr_array_index(known, i));
-                add_problem(&ld, RT_ERROR_UNKNOWN_OPTION, "[%s] %s: unknown key%s%s%s; the keys of [%s] are %s",
-                            groups[g], keys[k], near ? " (did you mean '" : "", near ? near : "",
-                            near ? "'?)" : "", groups[g], all->str);
+                opt_problems_add(&problems, RT_ERROR_UNKNOWN_OPTION, path,
+                                 "[%s] %s: unknown key%s%s%s; the keys of [%s] are %s", groups[g], keys[k],
+                                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+                                 groups[g], all->str);
                 g_string_free(all, TRUE);
                 continue;
             }
@@ -141,17 +123,15 @@ gboolean rt_config_load_keyfile(rt_config *cfg, const char *path, GError **error
             if (value)
                 opt_staged_add(staged, e, value);
             else
-                add_problem(&ld, RT_ERROR_INVALID_ARG, "[%s] %s: %s", groups[g], keys[k], problem->str);
+                opt_problems_add(&problems, RT_ERROR_INVALID_ARG, path, "[%s] %s: %s", groups[g], keys[k],
+                                 problem->str);
             g_string_free(problem, TRUE);
         }
     }
-    gboolean ok = ld.problems->len == 0;
-    if (ok)
-        opt_staged_apply(staged, RT_SOURCE_FILE, path, TRUE);
-    else
-        g_set_error_literal(error, RT_ERROR, ld.first_code, ld.problems->str);
-    g_string_free(ld.problems, TRUE);
-    return ok;
+    if (!opt_problems_finish(&problems, error))
+        return FALSE;
+    opt_staged_apply(staged, RT_SOURCE_FILE, path, TRUE);
+    return TRUE;
 }
 
 /* ---------------------------------------------------------------- writing */

@@ -25,9 +25,9 @@ char *opt_read_config_file(const char *path, gsize *length, GError **error)
         return NULL;
     }
     if ((guint64)st.st_size > OPT_MAX_FILE_SIZE) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %" G_GUINT64_FORMAT
-                    " bytes is too large for a config file (the limit is %u MiB)", path,
-                    (guint64)st.st_size, OPT_MAX_FILE_SIZE >> 20);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s: %" G_GUINT64_FORMAT " bytes is too large for a config file (the limit is %u MiB)",
+                    path, (guint64)st.st_size, OPT_MAX_FILE_SIZE >> 20);
         return NULL;
     }
     char *data = NULL;
@@ -69,8 +69,8 @@ static void sync_folder(const char *dir)
     }
 }
 
-gboolean opt_write_file_atomic(const char *path, const char *data, gsize length,
-                               gboolean overwrite, GError **error)
+gboolean opt_write_file_atomic(const char *path, const char *data, gsize length, gboolean overwrite,
+                               GError **error)
 {
     g_autofree char *dir = g_path_get_dirname(path);
     if (g_mkdir_with_parents(dir, 0755) != 0) {

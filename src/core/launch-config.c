@@ -6,55 +6,97 @@
 #include <robotrain/error.h>
 #include <robotrain/launch-config.h>
 
-static const char *const compute_environments[] = { "LOCAL_MACHINE", NULL };
-static const char *const distributed_types[] = { "no", "multi-cpu", "multi-gpu", NULL };
-static const char *const precisions[] = { "no", "fp16", "bf16", NULL };
+static const char *const compute_environments[] = {"LOCAL_MACHINE", NULL};
+static const char *const distributed_types[] = {"no", "multi-cpu", "multi-gpu", NULL};
+static const char *const precisions[] = {"no", "fp16", "bf16", NULL};
 
 /* [launch]: accelerate's default_config.yaml keys that robotrain's launcher uses. */
 static const rt_option launch_options[] = {
-    { .key = "compute_environment", .type = RT_OPT_ENUM, .default_value = "LOCAL_MACHINE",
-      .choices = compute_environments,
-      .help = "Where the processes run: LOCAL_MACHINE is this machine and, with num_machines > 1, "
-              "the machines that reach main_process_ip (accelerate's AMAZON_SAGEMAKER is not supported)." },
-    { .key = "distributed_type", .type = RT_OPT_ENUM, .default_value = "no", .choices = distributed_types,
-      .help = "How the processes share the work: no (a single process), multi-cpu (data-parallel "
-              "processes on CPUs, with Gloo) or multi-gpu (one process per GPU, with NCCL)." },
-    { .key = "num_machines", .type = RT_OPT_INT, .default_value = "1", .min = 1, .max = 65536,
-      .flags = RT_OPT_RANGE, .help = "Number of machines taking part in the run." },
-    { .key = "machine_rank", .type = RT_OPT_INT, .default_value = "0", .min = 0, .max = 65535,
-      .flags = RT_OPT_RANGE,
-      .help = "Rank of this machine, from 0 to num_machines - 1; machine 0 hosts the rendezvous." },
-    { .key = "main_process_ip", .type = RT_OPT_STRING, .default_value = NULL, .flags = RT_OPT_NULLABLE,
-      .help = "Host name or IP address of machine rank 0, needed when num_machines > 1; null means "
-              "127.0.0.1 (a single machine)." },
-    { .key = "main_process_port", .type = RT_OPT_INT, .default_value = "29500", .min = 0, .max = 65535,
-      .flags = RT_OPT_RANGE,
-      .help = "TCP port of the rendezvous on machine rank 0; 0 picks a free port." },
-    { .key = "num_processes", .type = RT_OPT_INT, .default_value = "1", .min = 1, .max = 65536,
-      .flags = RT_OPT_RANGE,
-      .help = "Total number of worker processes over all machines; each machine runs "
-              "num_processes / num_machines of them." },
-    { .key = "gpu_ids", .type = RT_OPT_LIST, .item_type = RT_OPT_INT, .default_value = NULL,
-      .null_text = "all", .min = 0, .max = 1023, .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
-      .help = "CUDA devices the workers of this machine may use (they become CUDA_VISIBLE_DEVICES), "
-              "e.g. 0,1; all means every visible GPU." },
-    { .key = "mixed_precision", .type = RT_OPT_ENUM, .default_value = "no", .choices = precisions,
-      .help = "Precision of matrix products and convolutions: no (fp32), fp16 (with dynamic loss "
-              "scaling) or bf16; parameters stay fp32. Workers see it as ROBOTRAIN_MIXED_PRECISION." },
-    { .key = "num_cpu_threads_per_process", .type = RT_OPT_INT, .default_value = NULL, .null_text = "auto",
-      .min = 1, .max = 4096, .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
-      .help = "CPU threads of each worker (its OMP_NUM_THREADS); auto means the launcher's "
-              "OMP_NUM_THREADS, else 1." },
+    {.key = "compute_environment",
+     .type = RT_OPT_ENUM,
+     .default_value = "LOCAL_MACHINE",
+     .choices = compute_environments,
+     .help = "Where the processes run: LOCAL_MACHINE is this machine and, with num_machines > 1, "
+             "the machines that reach main_process_ip (accelerate's AMAZON_SAGEMAKER is not supported)."},
+    {.key = "distributed_type",
+     .type = RT_OPT_ENUM,
+     .default_value = "no",
+     .choices = distributed_types,
+     .help = "How the processes share the work: no (a single process), multi-cpu (data-parallel "
+             "processes on CPUs, with Gloo) or multi-gpu (one process per GPU, with NCCL)."},
+    {.key = "num_machines",
+     .type = RT_OPT_INT,
+     .default_value = "1",
+     .min = 1,
+     .max = 65536,
+     .flags = RT_OPT_RANGE,
+     .help = "Number of machines taking part in the run."},
+    {.key = "machine_rank",
+     .type = RT_OPT_INT,
+     .default_value = "0",
+     .min = 0,
+     .max = 65535,
+     .flags = RT_OPT_RANGE,
+     .help = "Rank of this machine, from 0 to num_machines - 1; machine 0 hosts the rendezvous."},
+    {.key = "main_process_ip",
+     .type = RT_OPT_STRING,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .help = "Host name or IP address of machine rank 0, needed when num_machines > 1; null means "
+             "127.0.0.1 (a single machine)."},
+    {.key = "main_process_port",
+     .type = RT_OPT_INT,
+     .default_value = "29500",
+     .min = 0,
+     .max = 65535,
+     .flags = RT_OPT_RANGE,
+     .help = "TCP port of the rendezvous on machine rank 0; 0 picks a free port."},
+    {.key = "num_processes",
+     .type = RT_OPT_INT,
+     .default_value = "1",
+     .min = 1,
+     .max = 65536,
+     .flags = RT_OPT_RANGE,
+     .help = "Total number of worker processes over all machines; each machine runs "
+             "num_processes / num_machines of them."},
+    {.key = "gpu_ids",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_INT,
+     .default_value = NULL,
+     .null_text = "all",
+     .min = 0,
+     .max = 1023,
+     .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
+     .help = "CUDA devices the workers of this machine may use (they become CUDA_VISIBLE_DEVICES), "
+             "e.g. 0,1; all means every visible GPU."},
+    {.key = "mixed_precision",
+     .type = RT_OPT_ENUM,
+     .default_value = "no",
+     .choices = precisions,
+     .help = "Precision of matrix products and convolutions: no (fp32), fp16 (with dynamic loss "
+             "scaling) or bf16; parameters stay fp32. Workers see it as ROBOTRAIN_MIXED_PRECISION."},
+    {.key = "num_cpu_threads_per_process",
+     .type = RT_OPT_INT,
+     .default_value = NULL,
+     .null_text = "auto",
+     .min = 1,
+     .max = 4096,
+     .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
+     .help = "CPU threads of each worker (its OMP_NUM_THREADS); auto means the launcher's "
+             "OMP_NUM_THREADS, else 1."},
 };
 
 /* [core]: settings of robotrain itself. */
 static const rt_option core_options[] = {
-    { .key = "plugin_path", .type = RT_OPT_LIST, .item_type = RT_OPT_PATH, .default_value = "[]",
-      .help = "Folders searched for modules after --plugin_path and ROBOTRAIN_PLUGIN_PATH, and "
-              "before $XDG_DATA_HOME/robotrain/plugins and the built-in folder." },
+    {.key = "plugin_path",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_PATH,
+     .default_value = "[]",
+     .help = "Folders searched for modules after --plugin_path and ROBOTRAIN_PLUGIN_PATH, and "
+             "before $XDG_DATA_HOME/robotrain/plugins and the built-in folder."},
 };
 
-static const char *const groups[] = { "launch", "core", NULL };
+static const char *const groups[] = {"launch", "core", NULL};
 
 const char *const *rt_launch_config_groups(void)
 {
@@ -157,7 +199,7 @@ static char *value_from(const rt_config *lc, const char *key)
 gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
 {
     g_return_val_if_fail(lc != NULL, FALSE);
-    rules r = { lc, g_string_new(NULL) };
+    rules r = {lc, g_string_new(NULL)};
     gint64 machines = rt_config_get_int(lc, "launch.num_machines");
     gint64 rank = rt_config_get_int(lc, "launch.machine_rank");
     gint64 processes = rt_config_get_int(lc, "launch.num_processes");
@@ -167,7 +209,8 @@ gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
     if (rank >= machines) {
         g_autofree char *m = value_from(lc, "launch.num_machines");
         problem(&r, blame(lc, "launch.machine_rank", "launch.num_machines"),
-                "machine_rank = %" G_GINT64_FORMAT " must be less than num_machines (%s); machine ranks count from 0",
+                "machine_rank = %" G_GINT64_FORMAT
+                " must be less than num_machines (%s); machine ranks count from 0",
                 rank, m);
     }
     if (single && processes > 1) {
@@ -175,26 +218,30 @@ gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
         g_autofree char *t = value_from(lc, "launch.distributed_type");
         problem(&r, blame(lc, "launch.distributed_type", "launch.num_processes"),
                 "distributed_type (%s) runs a single process, but num_processes is %s; set distributed_type "
-                "to multi-gpu or multi-cpu, or num_processes to 1", t, p);
+                "to multi-gpu or multi-cpu, or num_processes to 1",
+                t, p);
     }
     if (single && machines > 1) {
         g_autofree char *m = value_from(lc, "launch.num_machines");
         g_autofree char *t = value_from(lc, "launch.distributed_type");
         problem(&r, blame(lc, "launch.distributed_type", "launch.num_machines"),
                 "distributed_type (%s) runs on one machine, but num_machines is %s; set distributed_type "
-                "to multi-gpu or multi-cpu", t, m);
+                "to multi-gpu or multi-cpu",
+                t, m);
     }
     if (!single && processes < 2) {
         g_autofree char *p = value_from(lc, "launch.num_processes");
         problem(&r, blame(lc, "launch.distributed_type", "launch.num_processes"),
                 "distributed_type %s needs at least 2 processes, but num_processes is %s; set num_processes "
-                "(one per GPU), or distributed_type to no", type, p);
+                "(one per GPU), or distributed_type to no",
+                type, p);
     }
     if (processes % machines != 0) {
         g_autofree char *m = value_from(lc, "launch.num_machines");
         problem(&r, blame(lc, "launch.num_processes", "launch.num_machines"),
                 "num_processes = %" G_GINT64_FORMAT " is the total over all machines and must be a multiple "
-                "of num_machines (%s)", processes, m);
+                "of num_machines (%s)",
+                processes, m);
     }
     const char *ip = rt_config_get_string(lc, "launch.main_process_ip");
     if (machines > 1 && !ip)
@@ -207,7 +254,8 @@ gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
             blank = g_ascii_isspace(*p) || g_ascii_iscntrl(*p);
         if (blank || strlen(ip) > 253)
             problem(&r, "launch.main_process_ip",
-                    "'%s' is not a host name or IP address (it must be 1 to 253 characters without blanks)", ip);
+                    "'%s' is not a host name or IP address (it must be 1 to 253 characters without blanks)",
+                    ip);
     }
     size_t n_ids = 0;
     g_autofree gint64 *ids = rt_config_get_int_list(lc, "launch.gpu_ids", &n_ids);
@@ -223,8 +271,9 @@ gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
     gint64 per_machine = processes / machines;
     if (ids && n_ids > 0 && strcmp(type, "multi-gpu") == 0 && (gint64)n_ids < per_machine)
         problem(&r, blame(lc, "launch.gpu_ids", "launch.num_processes"),
-                "%zu GPU(s) listed in gpu_ids for %" G_GINT64_FORMAT " processes per machine (num_processes = %"
-                G_GINT64_FORMAT " over %" G_GINT64_FORMAT " machine(s)); multi-gpu runs one process per GPU",
+                "%zu GPU(s) listed in gpu_ids for %" G_GINT64_FORMAT
+                " processes per machine (num_processes = %" G_GINT64_FORMAT " over %" G_GINT64_FORMAT
+                " machine(s)); multi-gpu runs one process per GPU",
                 n_ids, per_machine, processes, machines);
 
     gboolean ok = r.problems->len == 0;
@@ -250,10 +299,11 @@ gboolean rt_launch_config_save(const rt_config *lc, const char *path, gboolean o
 {
     g_return_val_if_fail(lc != NULL, FALSE);
     g_autofree char *default_path = path ? NULL : rt_launch_config_default_path();
-    return rt_config_save_keyfile(lc, path ? path : default_path,
-                                  "robotrain launch configuration: see robotrain.conf(5).\n"
-                                  "Check it with 'robotrain config check'; show it with 'robotrain config show'.",
-                                  overwrite, error);
+    return rt_config_save_keyfile(
+        lc, path ? path : default_path,
+        "robotrain launch configuration: see robotrain.conf(5).\n"
+        "Check it with 'robotrain config check'; show it with 'robotrain config show'.",
+        overwrite, error);
 }
 
 /* ---------------------------------------------------------------- this machine */

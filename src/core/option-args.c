@@ -96,8 +96,9 @@ static void set_unknown_error(const rt_config *cfg, const char *name, const char
     GNode *group = opt_find_group(cfg, name);
     const char *example = group ? first_key_in(group) : NULL;
     if (example) {
-        g_string_append_printf(s, "'%s' is a group of options, not an option: give one of its keys, such as --%s.",
-                               shown, example);
+        g_string_append_printf(
+            s, "'%s' is a group of options, not an option: give one of its keys, such as --%s.", shown,
+            example);
     } else {
         g_string_append_printf(s, "unknown option '%s'.", shown);
         const char *near = opt_suggest_key(cfg, name);

@@ -113,10 +113,9 @@ void rt_config_print_help(const rt_config *cfg, rt_help_style style, FILE *out)
                 continue;
             g_autofree char *name = name_of(e, style);
             g_autofree char *metavar = opt_metavar(e->row);
-            g_autofree char *lead =
-                style == RT_HELP_STYLE_FLAGS && e->row->type == RT_OPT_BOOL
-                    ? g_strdup_printf("  %s[=%s]", name, metavar)
-                    : g_strdup_printf("  %s=%s", name, metavar);
+            g_autofree char *lead = style == RT_HELP_STYLE_FLAGS && e->row->type == RT_OPT_BOOL
+                                        ? g_strdup_printf("  %s[=%s]", name, metavar)
+                                        : g_strdup_printf("  %s=%s", name, metavar);
             size_t len = strlen(lead);
             if (len + 2 <= HELP_COLUMN)
                 fprintf(out, "%s%*s", lead, (int)(HELP_COLUMN - len), "");
@@ -149,10 +148,14 @@ void rt_config_print_options(const rt_config *cfg, rt_help_style style, FILE *ou
 static const char *source_word(rt_value_source source)
 {
     switch (source) {
-    case RT_SOURCE_DEFAULT: return "default";
-    case RT_SOURCE_FILE: return "file";
-    case RT_SOURCE_ARGS: return "command line";
-    case RT_SOURCE_PROGRAM: return "program";
+    case RT_SOURCE_DEFAULT:
+        return "default";
+    case RT_SOURCE_FILE:
+        return "file";
+    case RT_SOURCE_ARGS:
+        return "command line";
+    case RT_SOURCE_PROGRAM:
+        return "program";
     }
     return "?";
 }
@@ -170,11 +173,11 @@ void rt_config_print_values(const rt_config *cfg, rt_help_style style, FILE *out
             if (strcmp(group, groups[g]) != 0)
                 continue;
             g_autofree char *value = style == RT_HELP_STYLE_KEYFILE ? opt_value_to_keyfile(e->row, e->value)
-                                                                     : opt_value_to_text(e->row, e->value);
-            g_autofree char *line = style == RT_HELP_STYLE_KEYFILE
-                                        ? g_strdup_printf("%s=%s", e->key + strlen(group) + 1,
-                                                          value ? value : "")
-                                        : g_strdup_printf("%s=%s", e->key, value ? value : "(unset)");
+                                                                    : opt_value_to_text(e->row, e->value);
+            g_autofree char *line =
+                style == RT_HELP_STYLE_KEYFILE
+                    ? g_strdup_printf("%s=%s", e->key + strlen(group) + 1, value ? value : "")
+                    : g_strdup_printf("%s=%s", e->key, value ? value : "(unset)");
             size_t len = strlen(line);
             fprintf(out, "%s%*s # %s\n", line, len < 40 ? (int)(40 - len) : 0, "", source_word(e->source));
         }

@@ -241,8 +241,8 @@ static gboolean check_range(const rt_option *row, rt_option_type type, double v,
 
 int opt_parse_bool_word(const char *text)
 {
-    static const char *const yes[] = { "true", "yes", "1" };
-    static const char *const no[] = { "false", "no", "0" };
+    static const char *const yes[] = {"true", "yes", "1"};
+    static const char *const no[] = {"false", "no", "0"};
     for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
         if (g_ascii_strcasecmp(text, yes[i]) == 0)
             return 1;
@@ -364,8 +364,7 @@ static gboolean json_is(JsonNode *node, GType type)
 }
 
 /* One scalar of type from a JSON node: JSON types must match (no "100" for an integer). */
-static JsonNode *scalar_from_json(const rt_option *row, rt_option_type type, JsonNode *node,
-                                  GString *problem)
+static JsonNode *scalar_from_json(const rt_option *row, rt_option_type type, JsonNode *node, GString *problem)
 {
     switch (type) {
     case RT_OPT_BOOL:
@@ -382,7 +381,7 @@ static JsonNode *scalar_from_json(const rt_option *row, rt_option_type type, Jso
     case RT_OPT_FLOAT:
         if (json_is(node, G_TYPE_INT64) || json_is(node, G_TYPE_DOUBLE)) {
             double v = json_node_get_double(node); /* converts an int64 */
-            if (!isfinite(v)) { /* json-glib reads 1e999 as infinity */
+            if (!isfinite(v)) {                    /* json-glib reads 1e999 as infinity */
                 g_string_append(problem, "the number is not finite");
                 return NULL;
             }
@@ -402,11 +401,11 @@ static JsonNode *scalar_from_json(const rt_option *row, rt_option_type type, Jso
     }
     g_autofree char *got = describe_json(node);
     g_string_append_printf(problem, "%s is not %s", got,
-                           type == RT_OPT_BOOL     ? "a boolean"
-                           : type == RT_OPT_INT    ? "an integer"
-                           : type == RT_OPT_FLOAT  ? "a number"
-                           : type == RT_OPT_LIST   ? "a list"
-                                                   : "a string");
+                           type == RT_OPT_BOOL    ? "a boolean"
+                           : type == RT_OPT_INT   ? "an integer"
+                           : type == RT_OPT_FLOAT ? "a number"
+                           : type == RT_OPT_LIST  ? "a list"
+                                                  : "a string");
     return NULL;
 }
 
@@ -446,8 +445,9 @@ gboolean opt_json_check_integers(const char *text, gsize length, GString *proble
                 overflow = errno == ERANGE;
             }
             if (overflow) {
-                g_string_append_printf(problem, "line %u: the integer %.*s%s does not fit in a 64-bit integer",
-                                       line, (int)MIN(n, 24), start, n > 24 ? "..." : "");
+                g_string_append_printf(problem,
+                                       "line %u: the integer %.*s%s does not fit in a 64-bit integer", line,
+                                       (int)MIN(n, 24), start, n > 24 ? "..." : "");
                 return FALSE;
             }
         }
@@ -463,8 +463,8 @@ static JsonNode *list_from_json_array(const rt_option *row, JsonArray *array, co
     JsonArray *out = json_array_sized_new(json_array_get_length(array));
     for (guint i = 0; i < json_array_get_length(array); i++) {
         GString *item_problem = g_string_new(NULL);
-        JsonNode *item = scalar_from_json(row, row->item_type, json_array_get_element(array, i),
-                                          item_problem);
+        JsonNode *item =
+            scalar_from_json(row, row->item_type, json_array_get_element(array, i), item_problem);
         if (!item) {
             if (shown)
                 g_string_append_printf(problem, "'%s': ", shown);
@@ -683,7 +683,8 @@ gboolean opt_check_row(const rt_option *row, const char *key, GError **error)
              (!row->choices || !row->choices[0]))
         what = "an enum needs choices";
     else if (row->type == RT_OPT_LIST && row->item_type != RT_OPT_INT && row->item_type != RT_OPT_FLOAT &&
-             row->item_type != RT_OPT_STRING && row->item_type != RT_OPT_ENUM && row->item_type != RT_OPT_PATH)
+             row->item_type != RT_OPT_STRING && row->item_type != RT_OPT_ENUM &&
+             row->item_type != RT_OPT_PATH)
         what = "list items must be INT, FLOAT, STRING, ENUM or PATH";
     else if ((row->flags & RT_OPT_RANGE) &&
              !(is_numeric(row->type) || (row->type == RT_OPT_LIST && is_numeric(row->item_type))))
@@ -699,8 +700,8 @@ gboolean opt_check_row(const rt_option *row, const char *key, GError **error)
     else if (row->default_value && (row->flags & RT_OPT_REQUIRED))
         what = "a required option has no default";
     if (what) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "option '%s' is malformed: %s", key ? key : "(null)",
-                    what);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "option '%s' is malformed: %s",
+                    key ? key : "(null)", what);
         return FALSE;
     }
     if (row->default_value) {

@@ -17,24 +17,24 @@
 #define OPT_MAX_FILE_SIZE (16u << 20)
 
 typedef struct opt_entry {
-    char *key;              /* full dotted key */
-    const rt_option *row;   /* borrowed from the caller's static table */
-    JsonNode *value;        /* NULL: unset (a required option not given yet) */
+    char *key;            /* full dotted key */
+    const rt_option *row; /* borrowed from the caller's static table */
+    JsonNode *value;      /* NULL: unset (a required option not given yet) */
     rt_value_source source;
-    char *source_file;      /* with RT_SOURCE_FILE */
-    gboolean from_keyfile;  /* with RT_SOURCE_FILE: a key file (else JSON) */
+    char *source_file;     /* with RT_SOURCE_FILE */
+    gboolean from_keyfile; /* with RT_SOURCE_FILE: a key file (else JSON) */
 } opt_entry;
 
 typedef struct opt_node {
-    char *name;             /* this component ("chunk_size"), NULL for the root */
-    opt_entry *entry;       /* a leaf's option; NULL for a group */
+    char *name;       /* this component ("chunk_size"), NULL for the root */
+    opt_entry *entry; /* a leaf's option; NULL for a group */
 } opt_node;
 
 struct rt_config {
-    char *command;              /* "robotrain train", or NULL */
-    GNode *root;                /* of opt_node, owned */
-    GHashTable *by_key;         /* full key -> opt_entry (owned by the tree) */
-    GPtrArray *entries;         /* opt_entry in declaration order (borrowed) */
+    char *command;      /* "robotrain train", or NULL */
+    GNode *root;        /* of opt_node, owned */
+    GHashTable *by_key; /* full key -> opt_entry (owned by the tree) */
+    GPtrArray *entries; /* opt_entry in declaration order (borrowed) */
     gboolean stop_at_positional;
     rt_help_request help;
 };
@@ -45,7 +45,17 @@ typedef struct opt_staged {
     JsonNode *value; /* owned */
 } opt_staged;
 
+/* Problems found in a file, one line each ("FILE: ..."), reported together. */
+typedef struct opt_problems {
+    GString *text;  /* NULL until the first problem */
+    int first_code; /* RT_ERROR_* of the first problem: the code of the whole error */
+} opt_problems;
+
 /* ---- options.c */
+void opt_problems_add(opt_problems *p, int code, const char *file, const char *format, ...)
+    G_GNUC_PRINTF(4, 5);
+/* Moves the problems into error (when there are any) and returns TRUE when there were none. */
+gboolean opt_problems_finish(opt_problems *p, GError **error);
 opt_entry *opt_lookup(const rt_config *cfg, const char *key);
 /* The child of a tree node with that component name, or NULL. */
 GNode *opt_child_named(GNode *parent, const char *name);
@@ -60,8 +70,7 @@ const char *opt_suggest_key(const rt_config *cfg, const char *name);
 /* Stages: a GPtrArray of opt_staged, freed with g_ptr_array_unref (values included). */
 GPtrArray *opt_staged_new(void);
 void opt_staged_add(GPtrArray *staged, opt_entry *entry, JsonNode *value);
-void opt_staged_apply(GPtrArray *staged, rt_value_source source, const char *file,
-                      gboolean from_keyfile);
+void opt_staged_apply(GPtrArray *staged, rt_value_source source, const char *file, gboolean from_keyfile);
 /* Checks a row before it is declared; key is the full key for messages. */
 gboolean opt_check_row(const rt_option *row, const char *key, GError **error);
 
@@ -104,8 +113,8 @@ char *opt_describe_default(const rt_option *row);
 /* Writes data to path through a temporary file in the same folder (flushed to disk, then
  * renamed; with overwrite FALSE linked, so an existing file is never replaced). Creates the
  * folder when missing. */
-gboolean opt_write_file_atomic(const char *path, const char *data, gsize length,
-                               gboolean overwrite, GError **error);
+gboolean opt_write_file_atomic(const char *path, const char *data, gsize length, gboolean overwrite,
+                               GError **error);
 /* Reads a whole config file, refusing files over OPT_MAX_FILE_SIZE. Errors name the file:
  * RT_ERROR_NOT_FOUND, RT_ERROR_IO, RT_ERROR_FORMAT (too large). Returns (transfer full). */
 char *opt_read_config_file(const char *path, gsize *length, GError **error);

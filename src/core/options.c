@@ -8,13 +8,20 @@
 const char *rt_option_type_name(rt_option_type type)
 {
     switch (type) {
-    case RT_OPT_BOOL: return "bool";
-    case RT_OPT_INT: return "int";
-    case RT_OPT_FLOAT: return "float";
-    case RT_OPT_STRING: return "string";
-    case RT_OPT_ENUM: return "enum";
-    case RT_OPT_LIST: return "list";
-    case RT_OPT_PATH: return "path";
+    case RT_OPT_BOOL:
+        return "bool";
+    case RT_OPT_INT:
+        return "int";
+    case RT_OPT_FLOAT:
+        return "float";
+    case RT_OPT_STRING:
+        return "string";
+    case RT_OPT_ENUM:
+        return "enum";
+    case RT_OPT_LIST:
+        return "list";
+    case RT_OPT_PATH:
+        return "path";
     }
     return "unknown";
 }
@@ -137,8 +144,8 @@ gboolean rt_config_add_options(rt_config *cfg, const char *prefix, const rt_opti
     /* check the whole table first, so that a bad one adds nothing */
     g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     for (size_t i = 0; i < n; i++) {
-        g_autofree char *key = has_prefix ? g_strconcat(prefix, ".", rows[i].key, NULL)
-                                          : g_strdup(rows[i].key);
+        g_autofree char *key =
+            has_prefix ? g_strconcat(prefix, ".", rows[i].key, NULL) : g_strdup(rows[i].key);
         if (!opt_check_row(&rows[i], key, error))
             return FALSE;
         g_auto(GStrv) parts = g_strsplit(key, ".", -1);
@@ -158,8 +165,8 @@ gboolean rt_config_add_options(rt_config *cfg, const char *prefix, const rt_opti
             }
         }
         if (why) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "option '%s' cannot be declared: %s",
-                        key, why);
+            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "option '%s' cannot be declared: %s", key,
+                        why);
             return FALSE;
         }
         g_hash_table_add(seen, g_steal_pointer(&key));
@@ -230,8 +237,7 @@ void opt_staged_add(GPtrArray *staged, opt_entry *entry, JsonNode *value)
     g_ptr_array_add(staged, s);
 }
 
-void opt_staged_apply(GPtrArray *staged, rt_value_source source, const char *file,
-                      gboolean from_keyfile)
+void opt_staged_apply(GPtrArray *staged, rt_value_source source, const char *file, gboolean from_keyfile)
 {
     for (guint i = 0; i < staged->len; i++) {
         opt_staged *s = g_ptr_array_index(staged, i);
@@ -280,6 +286,31 @@ gboolean rt_config_check_required(const rt_config *cfg, GError **error)
         return TRUE;
     g_set_error_literal(error, RT_ERROR, RT_ERROR_INVALID_ARG, missing->str);
     g_string_free(missing, TRUE);
+    return FALSE;
+}
+
+void opt_problems_add(opt_problems *p, int code, const char *file, const char *format, ...)
+{
+    if (!p->text) {
+        p->text = g_string_new(NULL);
+        p->first_code = code;
+    } else {
+        g_string_append_c(p->text, '\n');
+    }
+    g_string_append_printf(p->text, "%s: ", file);
+    va_list ap;
+    va_start(ap, format);
+    g_string_append_vprintf(p->text, format, ap);
+    va_end(ap);
+}
+
+gboolean opt_problems_finish(opt_problems *p, GError **error)
+{
+    if (!p->text)
+        return TRUE;
+    g_set_error_literal(error, RT_ERROR, p->first_code, p->text->str);
+    g_string_free(p->text, TRUE);
+    p->text = NULL;
     return FALSE;
 }
 
@@ -403,11 +434,26 @@ static JsonNode *scalar_value(const rt_config *cfg, const char *key, const char 
     return e->value;
 }
 
-static gboolean is_bool(rt_option_type t) { return t == RT_OPT_BOOL; }
-static gboolean is_int(rt_option_type t) { return t == RT_OPT_INT; }
-static gboolean is_number(rt_option_type t) { return t == RT_OPT_INT || t == RT_OPT_FLOAT; }
-static gboolean is_text(rt_option_type t) { return t == RT_OPT_STRING || t == RT_OPT_ENUM || t == RT_OPT_PATH; }
-static gboolean is_list(rt_option_type t) { return t == RT_OPT_LIST; }
+static gboolean is_bool(rt_option_type t)
+{
+    return t == RT_OPT_BOOL;
+}
+static gboolean is_int(rt_option_type t)
+{
+    return t == RT_OPT_INT;
+}
+static gboolean is_number(rt_option_type t)
+{
+    return t == RT_OPT_INT || t == RT_OPT_FLOAT;
+}
+static gboolean is_text(rt_option_type t)
+{
+    return t == RT_OPT_STRING || t == RT_OPT_ENUM || t == RT_OPT_PATH;
+}
+static gboolean is_list(rt_option_type t)
+{
+    return t == RT_OPT_LIST;
+}
 
 gboolean rt_config_get_bool(const rt_config *cfg, const char *key)
 {
@@ -443,8 +489,8 @@ static JsonArray *list_of(const rt_config *cfg, const char *key, const char *cal
                           gboolean (*item_ok)(rt_option_type))
 {
     opt_entry *e = get_entry(cfg, key, caller);
-    if (!e || !type_ok(e, e->row->type == RT_OPT_LIST && item_ok(e->row->item_type), caller) ||
-        !e->value || JSON_NODE_HOLDS_NULL(e->value))
+    if (!e || !type_ok(e, e->row->type == RT_OPT_LIST && item_ok(e->row->item_type), caller) || !e->value ||
+        JSON_NODE_HOLDS_NULL(e->value))
         return NULL;
     return json_node_get_array(e->value);
 }
