@@ -155,14 +155,15 @@ DEF_TEST(list_forms)
         EXPECT_EQ_STR("[0,1]", ids);
         g_unlink(path);
     }
-    g_autofree char *path =
-        file_with("all.conf", "# a comment\n[launch]\ngpu_ids=all\n[core]\nplugin_path=\n");
+    g_autofree char *path = file_with(
+        "all.conf", "# a comment\n[launch]\ngpu_ids = all \nmain_process_port = 7 \n[core]\nplugin_path=\n");
     g_autoptr(rt_config) lc = rt_launch_config_new();
     GError *error = NULL;
     OK(rt_launch_config_load(lc, path, &error));
     OK(rt_config_is_null(lc, "launch.gpu_ids"));
     EXPECT_EQ_INT(RT_SOURCE_FILE, rt_config_get_source(lc, "launch.gpu_ids"));
     EXPECT_EQ_INT(RT_SOURCE_DEFAULT, rt_config_get_source(lc, "launch.num_processes"));
+    EXPECT_EQ_INT(7, rt_config_get_int(lc, "launch.main_process_port")); /* trailing blanks: ignored */
     EXPECT_EQ_INT(0, rt_config_get_list_length(lc, "core.plugin_path"));
     g_unlink(path);
     return 0;

@@ -771,6 +771,14 @@ DEF_TEST(keyfile_generic)
     g_autofree char *flags = capture(rt_config_print_values, cfg, RT_HELP_STYLE_FLAGS);
     OK(strstr(flags, "steps=100000                             # default\n"));
     OK(strstr(flags, "dataset.episodes=[3,4]                   # command line\n"));
+    /* trailing blanks: meaningless after numbers and choices, kept in paths */
+    write_file(path, "[dataset]\nroot=p \nepisodes = 1 ; 2 \nvideo_backend = torchcodec \n");
+    OK(rt_config_load_keyfile(back, path, &error));
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_STR("p ", rt_config_get_string(back, "dataset.root"));
+    g_autofree char *episodes = rt_config_get_text(back, "dataset.episodes");
+    EXPECT_EQ_STR("[1,2]", episodes);
+    EXPECT_EQ_STR("torchcodec", rt_config_get_string(back, "dataset.video_backend"));
     g_unlink(path);
     g_rmdir(dir);
     return 0;

@@ -45,6 +45,12 @@ static gboolean has_separator(const char *raw)
     return FALSE;
 }
 
+/* Text and paths may end in blanks; numbers, booleans and choices never do. */
+static gboolean keeps_blanks(rt_option_type type)
+{
+    return type == RT_OPT_STRING || type == RT_OPT_PATH;
+}
+
 static JsonNode *read_value(GKeyFile *kf, const char *group, const char *key, const rt_option *row,
                             GString *problem)
 {
@@ -56,6 +62,8 @@ static JsonNode *read_value(GKeyFile *kf, const char *group, const char *key, co
             g_string_append_printf(problem, "'%s' cannot be read as a list (a bad escape sequence?)", raw);
             return NULL;
         }
+        for (size_t i = 0; !keeps_blanks(row->item_type) && items[i]; i++)
+            g_strstrip(items[i]);
         return opt_value_from_items(row, items, problem);
     }
     /* GKeyFile may return text and an error together (an unknown escape is kept as it is) */
@@ -65,6 +73,8 @@ static JsonNode *read_value(GKeyFile *kf, const char *group, const char *key, co
                                raw ? raw : "");
         return NULL;
     }
+    if (!keeps_blanks(row->type == RT_OPT_LIST ? row->item_type : row->type))
+        g_strchomp(text); /* GKeyFile keeps trailing blanks; they mean nothing after a number */
     return opt_value_from_text(row, text, problem);
 }
 
