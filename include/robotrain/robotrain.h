@@ -5,6 +5,7 @@
 #include <robotrain/version.h>
 #include <robotrain/error.h>
 #include <robotrain/option.h>
+#include <robotrain/launch-config.h>
 #include <robotrain/plugin.h>
 #include <robotrain/plugin-loader.h>
 #include <robotrain/backend.h>
