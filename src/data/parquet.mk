@@ -10,3 +10,45 @@ librobotrain_la_SOURCES += \
 	src/data/parquet-levels.c \
 	src/data/parquet-codec.c \
 	src/data/parquet-arrow.c
+
+## Its tests: values of files written by other tools, decoder units, malformed input.
+check_PROGRAMS += tests/test-parquet
+TESTS += tests/test-parquet
+tests_test_parquet_SOURCES = tests/test-parquet.c
+tests_test_parquet_LDADD = $(RT_TEST_LIBS)
+
+RT_PARQUET_FIXTURES = \
+	tests/data/parquet/README \
+	tests/data/parquet/tiny-v3/data-file-000.parquet \
+	tests/data/parquet/tiny-v3/data-zstd-pagev2.parquet \
+	tests/data/parquet/tiny-v3/data-plain-uncompressed.parquet \
+	tests/data/parquet/tiny-v3/data-duckdb.parquet \
+	tests/data/parquet/tiny-v3/tasks.parquet \
+	tests/data/parquet/tiny-v3/episodes-file-000.parquet \
+	tests/data/parquet/real-v2.1/episode_000029.parquet \
+	tests/data/parquet/real-v2.1/episode_000029_stats.json \
+	tests/data/parquet/real-v2.1/LICENSE \
+	tests/data/parquet/parquet-testing/LICENSE.txt \
+	tests/data/parquet/parquet-testing/alltypes_dictionary.parquet \
+	tests/data/parquet/parquet-testing/alltypes_plain.parquet \
+	tests/data/parquet/parquet-testing/alltypes_plain.snappy.parquet \
+	tests/data/parquet/parquet-testing/byte_stream_split.zstd.parquet \
+	tests/data/parquet/parquet-testing/concatenated_gzip_members.parquet \
+	tests/data/parquet/parquet-testing/datapage_v1-snappy-compressed-checksum.parquet \
+	tests/data/parquet/parquet-testing/datapage_v2.snappy.parquet \
+	tests/data/parquet/parquet-testing/datapage_v2_empty_datapage.snappy.parquet \
+	tests/data/parquet/parquet-testing/delta_length_byte_array.parquet \
+	tests/data/parquet/parquet-testing/dict-page-offset-zero.parquet \
+	tests/data/parquet/parquet-testing/int32_with_null_pages.parquet \
+	tests/data/parquet/parquet-testing/list_columns.parquet \
+	tests/data/parquet/parquet-testing/nan_in_stats.parquet \
+	tests/data/parquet/parquet-testing/nested_lists.snappy.parquet \
+	tests/data/parquet/parquet-testing/null_list.parquet \
+	tests/data/parquet/parquet-testing/nulls.snappy.parquet \
+	tests/data/parquet/parquet-testing/old_list_structure.parquet \
+	tests/data/parquet/parquet-testing/page_v2_empty_compressed.parquet \
+	tests/data/parquet/parquet-testing/plain-dict-uncompressed-checksum.parquet \
+	tests/data/parquet/parquet-testing/rle-dict-snappy-checksum.parquet \
+	tests/data/parquet/parquet-testing/single_nan.parquet \
+	tests/data/parquet/parquet-testing/sort_columns.parquet
+EXTRA_DIST += $(RT_PARQUET_FIXTURES)
