@@ -16,6 +16,19 @@ check_PROGRAMS += tests/test-parquet
 TESTS += tests/test-parquet
 tests_test_parquet_SOURCES = tests/test-parquet.c
 tests_test_parquet_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-parquet-units
+TESTS += tests/test-parquet-units
+tests_test_parquet_units_SOURCES = tests/test-parquet-units.c
+tests_test_parquet_units_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-parquet-errors
+TESTS += tests/test-parquet-errors
+tests_test_parquet_errors_SOURCES = tests/test-parquet-errors.c
+tests_test_parquet_errors_CPPFLAGS = $(AM_CPPFLAGS) $(ZLIB_CFLAGS)
+tests_test_parquet_errors_LDADD = $(RT_TEST_LIBS) $(ZLIB_LIBS)
+check_PROGRAMS += tests/test-parquet-corrupt
+TESTS += tests/test-parquet-corrupt
+tests_test_parquet_corrupt_SOURCES = tests/test-parquet-corrupt.c
+tests_test_parquet_corrupt_LDADD = $(RT_TEST_LIBS)
 
 RT_PARQUET_FIXTURES = \
 	tests/data/parquet/README \
