@@ -116,6 +116,7 @@ typedef struct {
     gboolean crc;
     int64_t crc_value; /* -1: the correct CRC */
     int32_t v2_def_len;
+    int32_t v2_rows; /* 0: num_values */
 } page_spec;
 
 static void put_page(GByteArray *out, const page_spec *p)
@@ -144,7 +145,7 @@ static void put_page(GByteArray *out, const page_spec *p)
         tw_struct(&w, 8);
         tw_i32(&w, 1, p->num_values);
         tw_i32(&w, 2, 0);
-        tw_i32(&w, 3, p->num_values);
+        tw_i32(&w, 3, p->v2_rows ? p->v2_rows : p->num_values);
         tw_i32(&w, 4, p->encoding);
         tw_i32(&w, 5, p->v2_def_len);
         tw_i32(&w, 6, 0);
@@ -473,6 +474,20 @@ DEF_TEST(page_errors)
     p.type = PAGE_DATA_V2;
     p.v2_def_len = 50;
     EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a v2 page's level lengths (0 + 50) exceed its size (14)");
+    /* a v2 page: levels without their length prefix, then the values */
+    static const uint8_t v2_payload[] = {0x03, 0x05, 7, 0, 0, 0, 9, 0, 0, 0};
+    p.payload = v2_payload;
+    p.len = sizeof v2_payload;
+    p.v2_def_len = 2;
+    rt_parquet_batch *b = NULL;
+    GError *v2_error = open_and_read(&s, &b);
+    EXPECT_NO_ERROR(v2_error);
+    const int32_t *v = b->arrays[0].values;
+    OK(v[0] == 7 && v[2] == 9 && b->arrays[0].null_count == 1 && !b->arrays[0].valid[1]);
+    rt_parquet_batch_free(b);
+    /* ... whose row count must agree with its values (rows are skipped by it) */
+    p.v2_rows = 2;
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a v2 page says 2 rows for 3 values of a flat column");
     /* an encoding that is no encoding */
     p = plain_page;
     p.encoding = 42;
@@ -628,6 +643,49 @@ DEF_TEST(impossible_sizes_are_bounded)
     return 0;
 }
 
+/* A long group name above many leaves: each leaf's path repeats it, so a 240 KB footer
+ * would expand to 4 GB of path strings; the reader refuses instead. */
+DEF_TEST(schema_path_bomb_is_bounded)
+{
+    const int leaves = 20000;
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
+    tw w = {.b = out};
+    char *long_name = g_strnfill(100000, 'A');
+    tw_open(&w);
+    tw_i32(&w, 1, 1);
+    tw_list(&w, 2, 12, leaves + 2);
+    tw_open(&w);
+    tw_str(&w, 4, "schema");
+    tw_i32(&w, 5, 1);
+    tw_close(&w);
+    tw_open(&w);
+    tw_i32(&w, 3, 1);
+    tw_str(&w, 4, long_name);
+    tw_i32(&w, 5, leaves);
+    tw_close(&w);
+    for (int i = 0; i < leaves; i++) {
+        tw_open(&w);
+        tw_i32(&w, 1, 1);
+        tw_i32(&w, 3, 1);
+        tw_str(&w, 4, "b");
+        tw_close(&w);
+    }
+    tw_i64(&w, 3, 0);
+    tw_list(&w, 4, 12, 0);
+    tw_close(&w);
+    uint32_t footer_len = out->len - 4;
+    uint8_t tail[8] = {footer_len & 0xff, footer_len >> 8 & 0xff, footer_len >> 16 & 0xff,
+                       footer_len >> 24, 'P', 'A', 'R', '1'};
+    g_byte_array_append(out, tail, 8);
+    GError *error = NULL;
+    OK(rt_parquet_file_open_bytes(out->data, out->len, "bomb.parquet", &error) == NULL);
+    EXPECT_ERROR(error, "bomb.parquet: malformed schema: its column paths would take more than");
+    g_byte_array_unref(out);
+    g_free(long_name);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(built_file_reads);
@@ -637,5 +695,6 @@ int main(void)
     RUN_TEST(dictionary_errors);
     RUN_TEST(decompression_errors);
     RUN_TEST(impossible_sizes_are_bounded);
+    RUN_TEST(schema_path_bomb_is_bounded);
     END_TEST;
 }

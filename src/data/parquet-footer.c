@@ -17,6 +17,7 @@ typedef struct {
     int32_t type_length;
     int repetition; /* -1: absent */
     char *name;
+    size_t name_len;
     int32_t num_children; /* -1: absent (a leaf) */
     int converted;        /* -1: absent */
     int logical;          /* LogicalType union member, 0: absent */
@@ -143,6 +144,7 @@ static void read_schema_element(rt_thrift_reader *r, schema_node *n)
     rt_thrift_struct_end(r);
     if (!rt_thrift_failed(r) && !n->name)
         rt_thrift_fail(r, "a schema element has no name");
+    n->name_len = n->name ? strlen(n->name) : 0;
 }
 
 enum { CM_TYPE = 1, CM_PATH = 2, CM_CODEC = 4, CM_NUM_VALUES = 8, CM_SIZE = 16, CM_DATA = 32 };
@@ -220,7 +222,7 @@ static void read_column_chunk(rt_thrift_reader *r, raw_chunk *c)
     rt_thrift_struct_end(r);
 }
 
-static void read_row_group(rt_thrift_reader *r, raw_row_group *g)
+static void read_row_group(rt_thrift_reader *r, raw_row_group *g, int64_t *chunks_left)
 {
     int16_t id = 0;
     rt_thrift_type t;
@@ -231,10 +233,16 @@ static void read_row_group(rt_thrift_reader *r, raw_row_group *g)
             int64_t n = rt_thrift_read_list_header(r, &et);
             if (n < 0)
                 break;
-            if (et != RT_THRIFT_STRUCT || n > INT_MAX) {
+            if (et != RT_THRIFT_STRUCT) {
                 rt_thrift_fail(r, "row group columns are not a list of structs");
                 break;
             }
+            if (n > *chunks_left) {
+                rt_thrift_fail(r, "the row groups have more column chunks than this reader "
+                                  "accepts");
+                break;
+            }
+            *chunks_left -= n;
             g->chunks = g_new0(raw_chunk, n ? n : 1);
             g->n_chunks = (int)n;
             for (int64_t i = 0; i < n && !rt_thrift_failed(r); i++)
@@ -294,8 +302,12 @@ static void read_file_metadata(rt_thrift_reader *r, raw_footer *raw, rt_parquet_
             int64_t n = rt_thrift_read_list_header(r, &et);
             if (n < 0)
                 break;
-            if (et != RT_THRIFT_STRUCT || n > INT_MAX) {
+            if (et != RT_THRIFT_STRUCT) {
                 rt_thrift_fail(r, "schema is not a list of structs");
+                break;
+            }
+            if (n > PQ_MAX_SCHEMA_ELEMENTS) {
+                rt_thrift_fail(r, "the schema has more elements than this reader accepts");
                 break;
             }
             raw->nodes = g_new0(schema_node, n ? n : 1);
@@ -311,14 +323,15 @@ static void read_file_metadata(rt_thrift_reader *r, raw_footer *raw, rt_parquet_
             int64_t n = rt_thrift_read_list_header(r, &et);
             if (n < 0)
                 break;
-            if (et != RT_THRIFT_STRUCT || n > INT_MAX) {
-                rt_thrift_fail(r, "row_groups is not a list of structs");
+            if (et != RT_THRIFT_STRUCT || n > PQ_MAX_COLUMN_CHUNKS) {
+                rt_thrift_fail(r, "row_groups is not a list of structs, or too long a one");
                 break;
             }
             raw->groups = g_new0(raw_row_group, n ? n : 1);
             raw->n_groups = (int)n;
+            int64_t chunks_left = PQ_MAX_COLUMN_CHUNKS;
             for (int64_t i = 0; i < n && !rt_thrift_failed(r); i++)
-                read_row_group(r, &raw->groups[i]);
+                read_row_group(r, &raw->groups[i], &chunks_left);
             raw->seen |= FM_ROW_GROUPS;
         } else if (id == 5 && t == RT_THRIFT_LIST) {
             read_key_values(r, f);
@@ -481,8 +494,8 @@ static rt_parquet_logical logical_of(const schema_node *n, int *bits, gboolean *
     }
 }
 
-static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, GArray **out,
-                             GError **error)
+static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, size_t footer_len,
+                             GArray **out, GError **error)
 {
     if (raw->n_nodes < 1 || raw->nodes[0].num_children < 0) {
         pq_error(error, f, RT_ERROR_FORMAT, "malformed footer: the schema has no root group");
@@ -511,6 +524,23 @@ static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, GArray *
         return FALSE;
     }
     *out = w.leaves;
+
+    /* Leaf paths repeat their ancestors' names: a long group name above many leaves must
+     * not turn a small footer into a huge allocation. Real paths take far less. */
+    uint64_t path_bytes = 0, path_limit = (uint64_t)footer_len * 16 + (1u << 20);
+    for (guint i = 0; i < w.leaves->len && path_bytes <= path_limit; i++) {
+        const leaf_build *lb = &g_array_index(w.leaves, leaf_build, i);
+        for (int d = 0; d < lb->depth; d++)
+            path_bytes += raw->nodes[lb->chain[d]].name_len + 1;
+        path_bytes += raw->nodes[lb->chain[0]].name_len + 1;
+    }
+    if (path_bytes > path_limit) {
+        pq_error(error, f, RT_ERROR_FORMAT,
+                 "malformed schema: its column paths would take more than %" G_GUINT64_FORMAT
+                 " bytes",
+                 path_limit);
+        return FALSE;
+    }
 
     f->n_leaves = (int)w.leaves->len;
     f->leaves = g_new0(pq_leaf, f->n_leaves ? f->n_leaves : 1);
@@ -560,9 +590,9 @@ static gboolean path_matches(const raw_chunk *c, const raw_footer *raw, const le
     if (c->n_path != lb->depth)
         return FALSE;
     for (int d = 0; d < lb->depth; d++) {
-        const char *name = raw->nodes[lb->chain[d]].name;
-        if (!c->path[d].ptr || c->path[d].len != strlen(name) ||
-            memcmp(c->path[d].ptr, name, c->path[d].len) != 0)
+        const schema_node *n = &raw->nodes[lb->chain[d]];
+        if (!c->path[d].ptr || c->path[d].len != n->name_len ||
+            memcmp(c->path[d].ptr, n->name, n->name_len) != 0)
             return FALSE;
     }
     return TRUE;
@@ -694,7 +724,7 @@ gboolean pq_parse_footer(rt_parquet_file *f, const uint8_t *footer, size_t len, 
                                              : "row group list");
         goto out;
     }
-    if (!build_leaves(f, &raw, &builds, error))
+    if (!build_leaves(f, &raw, len, &builds, error))
         goto out;
     if (!build_row_groups(f, &raw, builds, error))
         goto out;

@@ -45,6 +45,12 @@ enum {
 
 #define PQ_DEFAULT_MAX_ALLOC ((size_t)1 << 30)
 
+/* Sane limits on what a footer may describe (a LeRobot file has ~10-100 columns and one row
+ * group per episode); they keep the footer's decoded form within ~100 bytes per footer byte
+ * even for hostile input. */
+#define PQ_MAX_SCHEMA_ELEMENTS (1 << 20)
+#define PQ_MAX_COLUMN_CHUNKS (1 << 22)
+
 /* One column chunk: a leaf column inside a row group. */
 typedef struct {
     int codec;

@@ -818,11 +818,6 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
                       h->def_len, h->compressed_size);
             return FALSE;
         }
-        if (h->num_rows < 0 || h->num_rows > n) {
-            ctx_error(c, RT_ERROR_FORMAT, "a v2 page says %d rows for %" G_GINT64_FORMAT
-                      " values", h->num_rows, n);
-            return FALSE;
-        }
         const uint8_t *q = payload;
         if (max_rep && !rt_parquet_decode_hybrid(&q, payload + h->rep_len,
                                                  pq_bit_width((uint32_t)max_rep), s->rep, n, &why)) {
@@ -871,9 +866,18 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
             return FALSE;
         }
     }
-    if (h->type == PQ_PAGE_DATA_V2 && max_rep && n > 0 && s->rep[0] != 0) {
-        ctx_error(c, RT_ERROR_FORMAT, "a v2 page starts in the middle of a row");
-        return FALSE;
+    if (h->type == PQ_PAGE_DATA_V2 && max_rep) {
+        /* v2 pages hold whole rows, and say how many: the row skipping relies on it */
+        int64_t starts = 0;
+        for (int64_t i = 0; i < n; i++)
+            starts += s->rep[i] == 0;
+        if ((n > 0 && s->rep[0] != 0) || starts != h->num_rows) {
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "a v2 page says %d rows but its repetition levels start %" G_GINT64_FORMAT
+                      "%s",
+                      h->num_rows, starts, n > 0 && s->rep[0] ? ", the first in mid-row" : "");
+            return FALSE;
+        }
     }
     value_src src;
     if (!decode_values(c, h, values, values_len, nv, &src))
@@ -949,6 +953,13 @@ static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64
                           "a page holds %d values, more than the %" G_GINT64_FORMAT
                           " the chunk has left",
                           h.num_values, ch->num_values - values_seen);
+                return FALSE;
+            }
+            if (h.type == PQ_PAGE_DATA_V2 &&
+                (h.num_rows < 0 || h.num_rows > h.num_values ||
+                 (flat && h.num_rows != h.num_values))) {
+                ctx_error(c, RT_ERROR_FORMAT, "a v2 page says %d rows for %d values%s",
+                          h.num_rows, h.num_values, flat ? " of a flat column" : "");
                 return FALSE;
             }
             int64_t page_rows = h.type == PQ_PAGE_DATA_V2 ? h.num_rows : flat ? h.num_values : -1;

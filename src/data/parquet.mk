@@ -65,3 +65,13 @@ RT_PARQUET_FIXTURES = \
 	tests/data/parquet/parquet-testing/single_nan.parquet \
 	tests/data/parquet/parquet-testing/sort_columns.parquet
 EXTRA_DIST += $(RT_PARQUET_FIXTURES)
+
+## The fuzz target is not built by `make` or `make check`. `make fuzz` (FUZZ_SECONDS, default
+## 60) builds it with clang -fsanitize=fuzzer and runs it on the fixtures; CI calls
+## tests/fuzz/run-parquet-fuzz.sh SECONDS directly.
+FUZZ_SECONDS = 60
+fuzz: fuzz-parquet
+fuzz-parquet:
+	$(SHELL) $(srcdir)/tests/fuzz/run-parquet-fuzz.sh $(FUZZ_SECONDS) $(abs_builddir)/tests/fuzz/parquet
+.PHONY: fuzz fuzz-parquet
+EXTRA_DIST += tests/fuzz/fuzz-parquet.c tests/fuzz/run-parquet-fuzz.sh tests/fuzz/parquet.dict
