@@ -8,7 +8,9 @@ case "$test_prog" in
   *.sh) exec "$test_prog" "$@" ;;
 esac
 if [ -n "$VALGRIND" ] && [ -z "$ROBOTRAIN_NO_VALGRIND" ]; then
-  top=$(dirname "$0")/..
+  # libtool lives in the build tree (which differs from this script's tree in VPATH builds)
+  top=${ROBOTRAIN_TEST_BUILDDIR:+$ROBOTRAIN_TEST_BUILDDIR/..}
+  top=${top:-$(dirname "$0")/..}
   exec "$top/libtool" --mode=execute "$VALGRIND" --quiet --error-exitcode=1 --leak-check=full \
     --errors-for-leak-kinds=definite --suppressions="$(dirname "$0")/valgrind.supp" \
     "$test_prog" "$@"
