@@ -5,7 +5,7 @@
  * allocate what the file merely claims.
  *
  * The files are one OPTIONAL INT32 column "x" of three rows unless a test says otherwise;
- * a small Thrift compact writer below produces their footers and page headers. */
+ * tests/test-parquet-writer.h produces their footers and page headers. */
 #include "config.h"
 
 #include "testing.h"
@@ -15,145 +15,7 @@
 #include <zlib.h>
 
 #include "data/parquet.h"
-
-/* ---------------------------------------------------------------- a Thrift compact writer */
-
-typedef struct {
-    GByteArray *b;
-    int16_t last[16];
-    int depth;
-} tw;
-
-static void tw_byte(tw *w, unsigned v)
-{
-    uint8_t byte = (uint8_t)v;
-    g_byte_array_append(w->b, &byte, 1);
-}
-
-static void tw_varint(tw *w, uint64_t v)
-{
-    while (v >= 0x80) {
-        tw_byte(w, (unsigned)(v & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    tw_byte(w, (unsigned)v);
-}
-
-static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-
-static void tw_field(tw *w, int16_t id, int type)
-{
-    int delta = id - w->last[w->depth];
-    if (delta > 0 && delta <= 15) {
-        tw_byte(w, (unsigned)(delta << 4 | type));
-    } else {
-        tw_byte(w, (unsigned)type);
-        tw_varint(w, zz(id));
-    }
-    w->last[w->depth] = id;
-}
-
-static void tw_i32(tw *w, int16_t id, int64_t v)
-{
-    tw_field(w, id, 5);
-    tw_varint(w, zz(v));
-}
-
-static void tw_i64(tw *w, int16_t id, int64_t v)
-{
-    tw_field(w, id, 6);
-    tw_varint(w, zz(v));
-}
-
-static void tw_str(tw *w, int16_t id, const char *s)
-{
-    tw_field(w, id, 8);
-    tw_varint(w, strlen(s));
-    g_byte_array_append(w->b, (const uint8_t *)s, (guint)strlen(s));
-}
-
-static void tw_open(tw *w) /* a struct, as a field (after tw_field) or a list element */
-{
-    w->depth++;
-    w->last[w->depth] = 0;
-}
-
-static void tw_struct(tw *w, int16_t id)
-{
-    tw_field(w, id, 12);
-    tw_open(w);
-}
-
-static void tw_close(tw *w)
-{
-    tw_byte(w, 0);
-    w->depth--;
-}
-
-static void tw_list(tw *w, int16_t id, int elem_type, int n)
-{
-    tw_field(w, id, 9);
-    if (n < 15) {
-        tw_byte(w, (unsigned)(n << 4 | elem_type));
-    } else {
-        tw_byte(w, 0xf0u | (unsigned)elem_type);
-        tw_varint(w, (uint64_t)n);
-    }
-}
-
-/* ---------------------------------------------------------------- test files */
-
-enum { PAGE_DATA = 0, PAGE_DICT = 2, PAGE_DATA_V2 = 3 };
-
-typedef struct {
-    int type;
-    int32_t num_values;
-    int encoding;
-    const void *payload;
-    size_t len;
-    int64_t uncompressed; /* -1: len */
-    int64_t compressed;   /* -1: len */
-    gboolean crc;
-    int64_t crc_value; /* -1: the correct CRC */
-    int32_t v2_def_len;
-    int32_t v2_rows; /* 0: num_values */
-} page_spec;
-
-static void put_page(GByteArray *out, const page_spec *p)
-{
-    tw w = {.b = out};
-    tw_open(&w);
-    tw_i32(&w, 1, p->type);
-    tw_i32(&w, 2, p->uncompressed >= 0 ? p->uncompressed : (int64_t)p->len);
-    tw_i32(&w, 3, p->compressed >= 0 ? p->compressed : (int64_t)p->len);
-    if (p->crc)
-        tw_i32(&w, 4, p->crc_value >= 0 ? (int32_t)(uint32_t)p->crc_value
-                                        : (int32_t)(uint32_t)crc32(0L, p->payload, (uInt)p->len));
-    if (p->type == PAGE_DATA) {
-        tw_struct(&w, 5);
-        tw_i32(&w, 1, p->num_values);
-        tw_i32(&w, 2, p->encoding);
-        tw_i32(&w, 3, 3); /* RLE levels */
-        tw_i32(&w, 4, 3);
-        tw_close(&w);
-    } else if (p->type == PAGE_DICT) {
-        tw_struct(&w, 7);
-        tw_i32(&w, 1, p->num_values);
-        tw_i32(&w, 2, 0);
-        tw_close(&w);
-    } else {
-        tw_struct(&w, 8);
-        tw_i32(&w, 1, p->num_values);
-        tw_i32(&w, 2, 0);
-        tw_i32(&w, 3, p->v2_rows ? p->v2_rows : p->num_values);
-        tw_i32(&w, 4, p->encoding);
-        tw_i32(&w, 5, p->v2_def_len);
-        tw_i32(&w, 6, 0);
-        tw_close(&w);
-    }
-    tw_close(&w);
-    g_byte_array_append(out, p->payload, (guint)p->len);
-}
+#include "test-parquet-writer.h"
 
 typedef struct {
     int codec;
@@ -198,36 +60,15 @@ static GByteArray *build_file(const file_spec *s)
     tw_open(&w);
     tw_i32(&w, 1, 1);
     tw_list(&w, 2, 12, 2);
-    tw_open(&w);
-    tw_str(&w, 4, "schema");
-    tw_i32(&w, 5, s->root_children);
-    tw_close(&w);
-    tw_open(&w);
-    tw_i32(&w, 1, 1); /* INT32 */
-    tw_i32(&w, 3, 1); /* OPTIONAL */
-    tw_str(&w, 4, "x");
-    tw_close(&w);
+    put_schema_element(&w, "schema", -1, -1, s->root_children, -1);
+    put_schema_element(&w, "x", 1, 1, 0, -1); /* OPTIONAL INT32 */
     tw_i64(&w, 3, s->file_rows >= 0 ? s->file_rows : s->rows);
     tw_list(&w, 4, 12, 1);
     tw_open(&w);
     tw_list(&w, 1, 12, 1);
-    tw_open(&w);
-    tw_i64(&w, 2, 0);
-    tw_struct(&w, 3);
-    tw_i32(&w, 1, s->chunk_type);
-    tw_list(&w, 2, 5, 2);
-    tw_varint(&w, zz(0));
-    tw_varint(&w, zz(3));
-    tw_list(&w, 3, 8, 1);
-    tw_varint(&w, strlen(s->path));
-    g_byte_array_append(out, (const uint8_t *)s->path, (guint)strlen(s->path));
-    tw_i32(&w, 4, s->codec);
-    tw_i64(&w, 5, s->chunk_values);
-    tw_i64(&w, 6, pages_len);
-    tw_i64(&w, 7, s->total_compressed >= 0 ? s->total_compressed : pages_len);
-    tw_i64(&w, 9, s->data_page_offset >= 0 ? s->data_page_offset : 4);
-    tw_close(&w); /* ColumnMetaData */
-    tw_close(&w); /* ColumnChunk */
+    put_column_chunk(&w, s->chunk_type, &s->path, 1, s->codec, s->chunk_values,
+                     s->total_compressed >= 0 ? s->total_compressed : pages_len,
+                     s->data_page_offset >= 0 ? s->data_page_offset : 4);
     tw_i64(&w, 2, pages_len);
     tw_i64(&w, 3, s->rows);
     tw_close(&w); /* RowGroup */
@@ -241,11 +82,7 @@ static GByteArray *build_file(const file_spec *s)
     tw_close(&w);
     tw_str(&w, 6, "robotrain test-parquet-errors");
     tw_close(&w);
-    uint32_t footer_len = (uint32_t)((int64_t)(out->len - footer_start) + s->footer_len_delta);
-    uint8_t len_le[4] = {footer_len & 0xff, footer_len >> 8 & 0xff, footer_len >> 16 & 0xff,
-                         footer_len >> 24};
-    g_byte_array_append(out, len_le, 4);
-    g_byte_array_append(out, (const uint8_t *)(s->tail_magic ? s->tail_magic : "PAR1"), 4);
+    put_tail(out, footer_start, s->footer_len_delta, s->tail_magic);
     return out;
 }
 

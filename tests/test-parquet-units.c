@@ -1,13 +1,16 @@
-/* Unit tests of the Parquet reader's decoders on hand-made bytes: the Thrift compact protocol
- * (thrift-compact.h) and the level/index run encodings. The expected values come from the
- * byte examples in apache/parquet-format's Encodings.md and the Thrift compact protocol
- * specification (field header = delta << 4 | type, zig-zag varints). */
+/* Unit tests of the Parquet reader on hand-made bytes: the Thrift compact protocol
+ * (thrift-compact.h), the level/index run encodings, and the assembly of definition levels
+ * into values for a nested struct column. The expected values come from the byte examples
+ * in apache/parquet-format's Encodings.md, the Thrift compact protocol specification (field
+ * header = delta << 4 | type, zig-zag varints) and the Dremel level rules in the Parquet
+ * README (a leaf under k optional nodes has definition levels 0..k). */
 #include "config.h"
 
 #include "testing.h"
 
 #include "data/parquet-private.h"
 #include "data/thrift-compact.h"
+#include "test-parquet-writer.h"
 
 /* ---------------------------------------------------------------- Thrift */
 
@@ -216,11 +219,95 @@ DEF_TEST(bit_packed_levels)
     return 0;
 }
 
+/* An inline image column as LeRobot writes it (HF datasets' Image feature):
+ *   optional group img { optional binary bytes; optional binary path (UTF8) }
+ * Rows: {PNG signature, "frame-000000.png"}, null, {null, "x"}. Definition levels count the
+ * optional nodes present: 2 = value, 1 = struct present but field null, 0 = struct null. */
+DEF_TEST(image_struct_column)
+{
+    static const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    /* bytes: levels 2, 0, 1 bit-packed at width 2 (0b00_01_00_10 = 0x12), one value */
+    uint8_t bytes_page[32] = {3, 0, 0, 0, 0x03, 0x12, 0x00, 8, 0, 0, 0};
+    memcpy(bytes_page + 11, png, 8);
+    /* path: levels 2, 0, 2 (0b00_10_00_10 = 0x22), two values */
+    static const uint8_t path_page[] = {3, 0, 0, 0, 0x03, 0x22, 0x00, 16, 0, 0, 0,
+                                        'f', 'r', 'a', 'm', 'e', '-', '0', '0', '0', '0', '0',
+                                        '0', '.', 'p', 'n', 'g', 1, 0, 0, 0, 'x'};
+    page_spec pages[2] = {
+        {.type = PAGE_DATA, .num_values = 3, .encoding = 0, .payload = bytes_page, .len = 19,
+         .uncompressed = -1, .compressed = -1, .crc = TRUE, .crc_value = -1},
+        {.type = PAGE_DATA, .num_values = 3, .encoding = 0, .payload = path_page,
+         .len = sizeof path_page, .uncompressed = -1, .compressed = -1, .crc_value = -1},
+    };
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
+    put_page(out, &pages[0]);
+    int64_t second = out->len;
+    put_page(out, &pages[1]);
+    guint footer_start = out->len;
+    tw w = {.b = out};
+    tw_open(&w);
+    tw_i32(&w, 1, 1);
+    tw_list(&w, 2, 12, 4);
+    put_schema_element(&w, "schema", -1, -1, 1, -1);
+    put_schema_element(&w, "img", -1, 1, 2, -1);
+    put_schema_element(&w, "bytes", 6, 1, 0, -1);
+    put_schema_element(&w, "path", 6, 1, 0, 0);
+    tw_i64(&w, 3, 3);
+    tw_list(&w, 4, 12, 1);
+    tw_open(&w);
+    tw_list(&w, 1, 12, 2);
+    static const char *const bytes_path[] = {"img", "bytes"}, *const path_path[] = {"img", "path"};
+    put_column_chunk(&w, 6, bytes_path, 2, 0, 3, second - 4, 4);
+    put_column_chunk(&w, 6, path_path, 2, 0, 3, footer_start - second, second);
+    tw_i64(&w, 2, footer_start - 4);
+    tw_i64(&w, 3, 3);
+    tw_close(&w);
+    tw_close(&w);
+    put_tail(out, footer_start, 0, NULL);
+
+    GError *error = NULL;
+    rt_parquet_file *f = rt_parquet_file_open_bytes(out->data, out->len, "img.parquet", &error);
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(2, rt_parquet_file_num_columns(f));
+    EXPECT_EQ_INT(-1, rt_parquet_file_find_column(f, "img")); /* two leaves: ambiguous */
+    int cols[2] = {rt_parquet_file_find_column(f, "img.bytes"),
+                   rt_parquet_file_find_column(f, "img.path")};
+    EXPECT_EQ_INT(0, cols[0]);
+    EXPECT_EQ_INT(1, cols[1]);
+    const rt_parquet_column *c = rt_parquet_file_column(f, 1);
+    EXPECT_EQ_STR("img", c->name);
+    EXPECT_EQ_INT(RT_PARQUET_SCALAR, c->shape);
+    EXPECT_EQ_INT(2, c->max_definition_level);
+    EXPECT_EQ_INT(RT_PARQUET_LOGICAL_STRING, c->logical);
+    EXPECT_EQ_INT(RT_PARQUET_LOGICAL_NONE, rt_parquet_file_column(f, 0)->logical);
+    rt_parquet_batch *b = rt_parquet_file_read(f, cols, 2, 0, 3, &error);
+    EXPECT_NO_ERROR(error);
+    const rt_parquet_array *img = &b->arrays[0], *path = &b->arrays[1];
+    OK(img->values == NULL && img->valid != NULL);
+    EXPECT_EQ_INT(2, img->null_count);
+    OK(img->valid[0] && !img->valid[1] && !img->valid[2]);
+    EXPECT_EQ_INT(8, img->offsets[1]);
+    EXPECT_EQ_INT(8, img->offsets[3]);
+    OK(memcmp(img->data, png, 8) == 0);
+    EXPECT_EQ_INT(1, path->null_count);
+    OK(path->valid[0] && !path->valid[1] && path->valid[2]);
+    OK(memcmp(path->data + path->offsets[0], "frame-000000.png", 16) == 0);
+    EXPECT_EQ_INT(16, path->offsets[2]);
+    EXPECT_EQ_INT(17, path->offsets[3]);
+    OK(path->data[16] == 'x');
+    rt_parquet_batch_free(b);
+    rt_parquet_file_free(f);
+    g_byte_array_unref(out);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(thrift_reads_every_type);
     RUN_TEST(thrift_rejects_malformed_input);
     RUN_TEST(hybrid_decoder);
     RUN_TEST(bit_packed_levels);
+    RUN_TEST(image_struct_column);
     END_TEST;
 }
