@@ -28,7 +28,18 @@ static void unpack_lsb_first(const uint8_t *p, int bw, uint32_t *out, int64_t n)
             out[i] = 0;
         return;
     }
-    for (int64_t i = 0; i < n; i++) {
+    int64_t i = 0;
+    if (bw <= 8) {
+        /* levels and small dictionaries: 8 values at a time from one little-endian word */
+        for (; i + 8 <= n; i += 8, p += bw) {
+            uint64_t word = 0;
+            for (int k = 0; k < bw; k++)
+                word |= (uint64_t)p[k] << (8 * k);
+            for (int k = 0; k < 8; k++)
+                out[i + k] = (uint32_t)(word >> (k * bw)) & mask;
+        }
+    }
+    for (; i < n; i++) {
         while (bits < bw) {
             buf |= (uint64_t)*p++ << bits;
             bits += 8;

@@ -379,65 +379,95 @@ oom:
     return FALSE;
 }
 
-static gboolean emit(read_ctx *c, const value_src *src, int64_t vi, gboolean present)
+static gboolean grow_data(read_ctx *c, uint64_t need)
+{
+    builder *b = c->b;
+    if (need <= (uint64_t)b->data_cap)
+        return TRUE;
+    uint64_t n = b->data_cap ? (uint64_t)b->data_cap : 256;
+    while (n < need)
+        n *= 2;
+    if (n > c->f->max_alloc)
+        n = need;
+    if (n > c->f->max_alloc) {
+        ctx_error(c, RT_ERROR_FORMAT, "the values need more than the limit of %zu bytes",
+                  c->f->max_alloc);
+        return FALSE;
+    }
+    void *p = g_try_realloc(b->a->data, (size_t)n);
+    if (!p) {
+        ctx_error(c, RT_ERROR_FORMAT, "cannot allocate %" G_GUINT64_FORMAT " bytes", n);
+        return FALSE;
+    }
+    b->a->data = p;
+    b->data_cap = (int64_t)n;
+    return TRUE;
+}
+
+/* Appends the n present values vi .. vi + n - 1 of src to the next n slots. */
+static gboolean emit_values(read_ctx *c, const value_src *src, int64_t vi, int64_t n)
 {
     builder *b = c->b;
     rt_parquet_array *a = b->a;
     int64_t slot = a->num_values;
-    if (!grow_slots(c, slot + 1))
+    if (slot + n > b->slot_cap && !grow_slots(c, slot + n))
         return FALSE;
     if (b->nullable)
-        a->valid[slot] = (uint8_t)present;
-    if (!present)
-        a->null_count++;
-    if (b->width) {
-        uint8_t *dst = (uint8_t *)a->values + (size_t)slot * (size_t)b->width;
-        if (present) {
-            int64_t j = src->index ? src->index[vi] : vi;
-            memcpy(dst, src->fixed + (size_t)j * (size_t)b->width, (size_t)b->width);
-        } else {
-            memset(dst, 0, (size_t)b->width);
-        }
+        memset(a->valid + slot, 1, (size_t)n);
+    const size_t w = (size_t)b->width;
+    if (w) {
+        uint8_t *dst = (uint8_t *)a->values + (size_t)slot * w;
+        const uint32_t *idx = src->index ? src->index + vi : NULL;
+        if (!idx)
+            memcpy(dst, src->fixed + (size_t)vi * w, (size_t)n * w);
+        else if (w == 4)
+            for (int64_t k = 0; k < n; k++)
+                memcpy(dst + 4 * k, src->fixed + 4 * (size_t)idx[k], 4);
+        else if (w == 8)
+            for (int64_t k = 0; k < n; k++)
+                memcpy(dst + 8 * k, src->fixed + 8 * (size_t)idx[k], 8);
+        else
+            for (int64_t k = 0; k < n; k++)
+                memcpy(dst + w * (size_t)k, src->fixed + w * (size_t)idx[k], w);
     } else {
-        if (present) {
-            int64_t j = src->index ? src->index[vi] : vi;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t j = src->index ? src->index[vi + k] : vi + k;
             uint32_t len = src->blen[j];
-            if ((uint64_t)b->data_len + len > (uint64_t)b->data_cap) {
-                uint64_t need = (uint64_t)b->data_len + len;
-                uint64_t n = b->data_cap ? (uint64_t)b->data_cap : 256;
-                while (n < need)
-                    n *= 2;
-                if (n > c->f->max_alloc)
-                    n = need;
-                if (n > c->f->max_alloc) {
-                    ctx_error(c, RT_ERROR_FORMAT,
-                              "the values need more than the limit of %zu bytes",
-                              c->f->max_alloc);
-                    return FALSE;
-                }
-                void *p = g_try_realloc(a->data, (size_t)n);
-                if (!p) {
-                    ctx_error(c, RT_ERROR_FORMAT, "cannot allocate %" G_GUINT64_FORMAT " bytes",
-                              n);
-                    return FALSE;
-                }
-                a->data = p;
-                b->data_cap = (int64_t)n;
-            }
+            if (!grow_data(c, (uint64_t)b->data_len + len))
+                return FALSE;
             if (len)
                 memcpy(a->data + b->data_len, src->bptr[j], len);
             b->data_len += len;
+            a->offsets[slot + k + 1] = b->data_len;
         }
-        a->offsets[slot + 1] = b->data_len;
     }
+    a->num_values = slot + n;
+    return TRUE;
+}
+
+/* Appends a null to the next slot. */
+static gboolean emit_null(read_ctx *c)
+{
+    builder *b = c->b;
+    rt_parquet_array *a = b->a;
+    int64_t slot = a->num_values;
+    if (slot + 1 > b->slot_cap && !grow_slots(c, slot + 1))
+        return FALSE;
+    a->valid[slot] = 0; /* only nullable columns have nulls */
+    a->null_count++;
+    if (b->width)
+        memset((uint8_t *)a->values + (size_t)slot * (size_t)b->width, 0, (size_t)b->width);
+    else
+        a->offsets[slot + 1] = b->data_len;
     a->num_values = slot + 1;
     return TRUE;
 }
 
-static void begin_list(builder *b, gboolean exists)
+/* Starts the next row's list; its first element will be slot `first`. */
+static void begin_list(builder *b, int64_t first, gboolean exists)
 {
     rt_parquet_array *a = b->a;
-    a->list_offsets[a->num_rows] = a->num_values;
+    a->list_offsets[a->num_rows] = first;
     if (a->list_valid)
         a->list_valid[a->num_rows] = (uint8_t)exists;
     if (!exists)
@@ -733,13 +763,18 @@ typedef struct {
     gboolean done;
 } row_state;
 
+/* Present values are appended in runs (one copy per run instead of per value); a run is
+ * flushed before a null and at the end. */
 static gboolean assemble(read_ctx *c, const uint32_t *rep, const uint32_t *def, int64_t n,
                          const value_src *src, row_state *st)
 {
     const pq_leaf *leaf = c->leaf;
     const uint32_t max_def = (uint32_t)leaf->pub.max_definition_level;
+    const uint32_t element_def = (uint32_t)leaf->element_def, list_def = (uint32_t)leaf->list_def;
     const gboolean list = leaf->pub.shape == RT_PARQUET_LIST;
-    int64_t vi = 0;
+    rt_parquet_array *a = c->b->a;
+    int64_t vi = 0, run_vi = 0, run_n = 0;
+    gboolean ok = TRUE;
     for (int64_t i = 0; i < n; i++) {
         uint32_t d = def ? def[i] : max_def;
         if (!list || rep[i] == 0) {
@@ -748,39 +783,53 @@ static gboolean assemble(read_ctx *c, const uint32_t *rep, const uint32_t *def, 
                     ctx_error(c, RT_ERROR_FORMAT,
                               "the column chunk holds more rows than its row group's %" G_GINT64_FORMAT,
                               st->rg_rows);
-                    return FALSE;
+                    ok = FALSE;
+                } else {
+                    st->done = TRUE;
                 }
-                st->done = TRUE;
-                return TRUE;
+                break;
             }
             st->cur_row++;
-            if (list && st->cur_row >= st->row_a)
-                begin_list(c->b, d >= (uint32_t)leaf->list_def);
-        } else if (st->cur_row < 0) {
-            ctx_error(c, RT_ERROR_FORMAT,
-                      "the first value continues a list that no row started");
-            return FALSE;
-        }
-        gboolean in_window = st->cur_row >= st->row_a;
-        if (list) {
-            if (rep[i] > 0 && d < (uint32_t)leaf->element_def) {
-                ctx_error(c, RT_ERROR_FORMAT,
-                          "a repeated entry (repetition level %u) holds no list element "
-                          "(definition level %u)",
-                          rep[i], d);
-                return FALSE;
+            if (st->cur_row < st->row_a) {
+                vi += d == max_def;
+                continue;
             }
-            if (in_window && d >= (uint32_t)leaf->element_def && !emit(c, src, vi, d == max_def))
-                return FALSE;
-        } else if (in_window) {
-            if (!emit(c, src, vi, d == max_def))
-                return FALSE;
-            c->b->a->num_rows++;
+            if (list)
+                begin_list(c->b, a->num_values + run_n, d >= list_def);
+            else
+                a->num_rows++;
+        } else if (st->cur_row < 0) {
+            ctx_error(c, RT_ERROR_FORMAT, "the first value continues a list that no row started");
+            ok = FALSE;
+            break;
+        } else if (d < element_def) {
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "a repeated entry (repetition level %u) holds no list element (definition "
+                      "level %u)",
+                      rep[i], d);
+            ok = FALSE;
+            break;
+        } else if (st->cur_row < st->row_a) {
+            vi += d == max_def;
+            continue;
         }
-        if (d == max_def)
+        /* in the window: a value, a null, or (lists) no element at all */
+        if (d == max_def) {
+            if (run_n == 0)
+                run_vi = vi;
+            run_n++;
             vi++;
+        } else if (!list || d >= element_def) {
+            if (run_n && !emit_values(c, src, run_vi, run_n))
+                return FALSE;
+            run_n = 0;
+            if (!emit_null(c))
+                return FALSE;
+        }
     }
-    return TRUE;
+    if (ok && run_n && !emit_values(c, src, run_vi, run_n))
+        return FALSE;
+    return ok;
 }
 
 static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_header *h,

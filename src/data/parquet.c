@@ -218,6 +218,7 @@ const rt_parquet_column *rt_parquet_file_column(const rt_parquet_file *f, int co
 
 int rt_parquet_file_find_column(const rt_parquet_file *f, const char *name)
 {
+    g_return_val_if_fail(f != NULL && name != NULL, -1);
     int by_field = -1, fields = 0;
     for (int i = 0; i < f->n_leaves; i++) {
         if (strcmp(f->leaves[i].path, name) == 0)
@@ -244,6 +245,7 @@ const char *rt_parquet_file_metadata_value(const rt_parquet_file *f, int i)
 
 const char *rt_parquet_file_metadata(const rt_parquet_file *f, const char *key)
 {
+    g_return_val_if_fail(f != NULL && key != NULL, NULL);
     for (int i = 0; i < f->n_kv; i++)
         if (f->kv_keys[i] && strcmp(f->kv_keys[i], key) == 0)
             return f->kv_values[i];
