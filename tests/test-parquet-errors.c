@@ -35,15 +35,28 @@ typedef struct {
 
 /* Three rows [7, null, 9]: definition levels 1,0,1 (bit-packed), then PLAIN 7 and 9. */
 static const uint8_t plain_payload[] = {2, 0, 0, 0, 0x03, 0x05, 7, 0, 0, 0, 9, 0, 0, 0};
-static const page_spec plain_page = {.type = PAGE_DATA, .num_values = 3, .encoding = 0,
-                                     .payload = plain_payload, .len = sizeof plain_payload,
-                                     .uncompressed = -1, .compressed = -1, .crc_value = -1};
+static const page_spec plain_page = {.type = PAGE_DATA,
+                                     .num_values = 3,
+                                     .encoding = 0,
+                                     .payload = plain_payload,
+                                     .len = sizeof plain_payload,
+                                     .uncompressed = -1,
+                                     .compressed = -1,
+                                     .crc_value = -1};
 
 static file_spec default_spec(void)
 {
-    file_spec s = {.codec = 0, .rows = 3, .file_rows = -1, .chunk_values = 3,
-                   .data_page_offset = -1, .total_compressed = -1, .root_children = 1,
-                   .path = "x", .chunk_type = 1, .pages = &plain_page, .n_pages = 1};
+    file_spec s = {.codec = 0,
+                   .rows = 3,
+                   .file_rows = -1,
+                   .chunk_values = 3,
+                   .data_page_offset = -1,
+                   .total_compressed = -1,
+                   .root_children = 1,
+                   .path = "x",
+                   .chunk_type = 1,
+                   .pages = &plain_page,
+                   .n_pages = 1};
     return s;
 }
 
@@ -112,13 +125,13 @@ static GError *open_and_read(const file_spec *s, rt_parquet_batch **out)
     return error;
 }
 
-#define EXPECT_FILE_ERROR(spec, code_, text)                                                \
-    do {                                                                                    \
-        GError *e_ = open_and_read(&(spec), NULL);                                          \
-        OK1(e_ && e_->domain == RT_ERROR && e_->code == (code_) &&                          \
-                g_str_has_prefix(e_->message, "built.parquet: "),                           \
-            e_ ? e_->message : "no error");                                                 \
-        EXPECT_ERROR(e_, text);                                                             \
+#define EXPECT_FILE_ERROR(spec, code_, text)                                                                 \
+    do {                                                                                                     \
+        GError *e_ = open_and_read(&(spec), NULL);                                                           \
+        OK1(e_ && e_->domain == RT_ERROR && e_->code == (code_) &&                                           \
+                g_str_has_prefix(e_->message, "built.parquet: "),                                            \
+            e_ ? e_->message : "no error");                                                                  \
+        EXPECT_ERROR(e_, text);                                                                              \
     } while (0)
 
 /* ---------------------------------------------------------------- tests */
@@ -243,12 +256,10 @@ DEF_TEST(schema_and_chunk_metadata_errors)
     EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "its physical type differs from the schema's");
     s = default_spec();
     s.file_rows = 5;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "malformed footer: the file says 5 rows but its row groups hold 3");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "malformed footer: the file says 5 rows but its row groups hold 3");
     s = default_spec();
     s.chunk_values = 4;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "the column chunk holds 4 values in 31 bytes for 3 rows");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "the column chunk holds 4 values in 31 bytes for 3 rows");
     /* offsets out of range: past the data, inside the magic, sizes past the footer */
     s = default_spec();
     s.data_page_offset = 100000;
@@ -278,8 +289,7 @@ DEF_TEST(page_errors)
     /* more values in the page than in the chunk */
     p = plain_page;
     p.num_values = 5;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "a page holds 5 values, more than the 3 the chunk has left");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a page holds 5 values, more than the 3 the chunk has left");
     /* fewer: the chunk's pages end early */
     p = plain_page;
     p.num_values = 2;
@@ -287,15 +297,13 @@ DEF_TEST(page_errors)
     /* uncompressed sizes that disagree */
     p = plain_page;
     p.uncompressed = 99;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "an uncompressed page says 99 bytes uncompressed but holds 14");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "an uncompressed page says 99 bytes uncompressed but holds 14");
     /* definition levels that do not fit their bit width */
     static const uint8_t wide_levels[] = {2, 0, 0, 0, 0x06, 0x02, 7, 0, 0, 0};
     p = plain_page;
     p.payload = wide_levels;
     p.len = sizeof wide_levels;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "definition levels: RLE run value is wider than the bit width");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "definition levels: RLE run value is wider than the bit width");
     /* definition levels whose length runs past the page */
     static const uint8_t long_levels[] = {200, 0, 0, 0, 0x06, 0x01};
     p.payload = long_levels;
@@ -348,10 +356,21 @@ DEF_TEST(dictionary_errors)
     /* levels all 1 (RLE run of 3), then index bit width 1 and indices 1, 0, 1 bit-packed */
     static const uint8_t indices[] = {2, 0, 0, 0, 0x06, 0x01, 1, 0x03, 0x05};
     page_spec pages[2] = {
-        {.type = PAGE_DICT, .num_values = 2, .payload = dict_values, .len = sizeof dict_values,
-         .uncompressed = -1, .compressed = -1, .crc_value = -1},
-        {.type = PAGE_DATA, .num_values = 3, .encoding = 8, .payload = indices,
-         .len = sizeof indices, .uncompressed = -1, .compressed = -1, .crc_value = -1},
+        {.type = PAGE_DICT,
+         .num_values = 2,
+         .payload = dict_values,
+         .len = sizeof dict_values,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .encoding = 8,
+         .payload = indices,
+         .len = sizeof indices,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
     };
     file_spec s = default_spec();
     s.pages = pages;
@@ -386,8 +405,7 @@ DEF_TEST(dictionary_errors)
     /* dictionary-encoded data without a dictionary */
     s.pages = &pages[1];
     s.n_pages = 1;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "a dictionary-encoded page has no dictionary page before it");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a dictionary-encoded page has no dictionary page before it");
     return 0;
 }
 
@@ -512,8 +530,14 @@ DEF_TEST(schema_path_bomb_is_bounded)
     tw_list(&w, 4, 12, 0);
     tw_close(&w);
     uint32_t footer_len = out->len - 4;
-    uint8_t tail[8] = {footer_len & 0xff, footer_len >> 8 & 0xff, footer_len >> 16 & 0xff,
-                       footer_len >> 24, 'P', 'A', 'R', '1'};
+    uint8_t tail[8] = {footer_len & 0xff,
+                       footer_len >> 8 & 0xff,
+                       footer_len >> 16 & 0xff,
+                       footer_len >> 24,
+                       'P',
+                       'A',
+                       'R',
+                       '1'};
     g_byte_array_append(out, tail, 8);
     GError *error = NULL;
     OK(rt_parquet_file_open_bytes(out->data, out->len, "bomb.parquet", &error) == NULL);

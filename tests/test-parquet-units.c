@@ -16,6 +16,7 @@
 
 DEF_TEST(thrift_reads_every_type)
 {
+    /* clang-format off */
     static const uint8_t bytes[] = {
         0x15, 0x05,                   /* 1: i32 -3 */
         0x11,                         /* 2: bool true */
@@ -29,6 +30,7 @@ DEF_TEST(thrift_reads_every_type)
         0x12,                         /* 105: bool false */
         0x00,
     };
+    /* clang-format on */
     rt_thrift_reader r;
     int16_t id = 0;
     rt_thrift_type t;
@@ -95,8 +97,9 @@ DEF_TEST(thrift_rejects_malformed_input)
 {
     static const uint8_t truncated_varint[] = {0x15, 0x80};
     EXPECT_EQ_STR("truncated or overlong varint", skip_error(truncated_varint, 2));
-    static const uint8_t overlong_varint[] = {0x16, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                              0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
+    /* ten 0xff continuation bytes: more than a 64-bit value can need */
+    static const uint8_t overlong_varint[] = {0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                              0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
     EXPECT_EQ_STR("truncated or overlong varint", skip_error(overlong_varint, 13));
     static const uint8_t i32_range[] = {0x15, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x00};
     rt_thrift_reader r;
@@ -141,8 +144,7 @@ DEF_TEST(thrift_rejects_malformed_input)
 
 /* ---------------------------------------------------------------- run encodings */
 
-static int decode(const uint8_t *bytes, size_t len, int bw, uint32_t *out, int64_t n,
-                  const char **why)
+static int decode(const uint8_t *bytes, size_t len, int bw, uint32_t *out, int64_t n, const char **why)
 {
     const uint8_t *p = bytes;
     *why = "(no error)";
@@ -230,14 +232,30 @@ DEF_TEST(image_struct_column)
     uint8_t bytes_page[32] = {3, 0, 0, 0, 0x03, 0x12, 0x00, 8, 0, 0, 0};
     memcpy(bytes_page + 11, png, 8);
     /* path: levels 2, 0, 2 (0b00_10_00_10 = 0x22), two values */
-    static const uint8_t path_page[] = {3, 0, 0, 0, 0x03, 0x22, 0x00, 16, 0, 0, 0,
-                                        'f', 'r', 'a', 'm', 'e', '-', '0', '0', '0', '0', '0',
-                                        '0', '.', 'p', 'n', 'g', 1, 0, 0, 0, 'x'};
+    /* clang-format off */
+    static const uint8_t path_page[] = {
+        3, 0, 0, 0, 0x03, 0x22, 0x00,
+        16, 0, 0, 0, 'f', 'r', 'a', 'm', 'e', '-', '0', '0', '0', '0', '0', '0', '.', 'p', 'n', 'g',
+        1, 0, 0, 0, 'x'};
+    /* clang-format on */
     page_spec pages[2] = {
-        {.type = PAGE_DATA, .num_values = 3, .encoding = 0, .payload = bytes_page, .len = 19,
-         .uncompressed = -1, .compressed = -1, .crc = TRUE, .crc_value = -1},
-        {.type = PAGE_DATA, .num_values = 3, .encoding = 0, .payload = path_page,
-         .len = sizeof path_page, .uncompressed = -1, .compressed = -1, .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .encoding = 0,
+         .payload = bytes_page,
+         .len = 19,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc = TRUE,
+         .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .encoding = 0,
+         .payload = path_page,
+         .len = sizeof path_page,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
     };
     GByteArray *out = g_byte_array_new();
     g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
@@ -271,8 +289,7 @@ DEF_TEST(image_struct_column)
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(2, rt_parquet_file_num_columns(f));
     EXPECT_EQ_INT(-1, rt_parquet_file_find_column(f, "img")); /* two leaves: ambiguous */
-    int cols[2] = {rt_parquet_file_find_column(f, "img.bytes"),
-                   rt_parquet_file_find_column(f, "img.path")};
+    int cols[2] = {rt_parquet_file_find_column(f, "img.bytes"), rt_parquet_file_find_column(f, "img.path")};
     EXPECT_EQ_INT(0, cols[0]);
     EXPECT_EQ_INT(1, cols[1]);
     const rt_parquet_column *c = rt_parquet_file_column(f, 1);

@@ -33,7 +33,10 @@ static inline void tw_varint(tw *w, uint64_t v)
     tw_byte(w, (unsigned)v);
 }
 
-static inline uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+static inline uint64_t zz(int64_t v)
+{
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
 
 static inline void tw_field(tw *w, int16_t id, int type)
 {
@@ -121,8 +124,9 @@ static inline void put_page(GByteArray *out, const page_spec *p)
     tw_i32(&w, 2, p->uncompressed >= 0 ? p->uncompressed : (int64_t)p->len);
     tw_i32(&w, 3, p->compressed >= 0 ? p->compressed : (int64_t)p->len);
     if (p->crc)
-        tw_i32(&w, 4, p->crc_value >= 0 ? (int32_t)(uint32_t)p->crc_value
-                                        : (int32_t)(uint32_t)crc32(0L, p->payload, (uInt)p->len));
+        tw_i32(&w, 4,
+               p->crc_value >= 0 ? (int32_t)(uint32_t)p->crc_value
+                                 : (int32_t)(uint32_t)crc32(0L, p->payload, (uInt)p->len));
     if (p->type == PAGE_DATA) {
         tw_struct(&w, 5);
         tw_i32(&w, 1, p->num_values);
@@ -151,8 +155,8 @@ static inline void put_page(GByteArray *out, const page_spec *p)
 
 /* A SchemaElement as a list element: type < 0 makes a group with `children`; converted < 0
  * and repetition < 0 leave those fields out. */
-static inline void put_schema_element(tw *w, const char *name, int type, int repetition,
-                                      int children, int converted)
+static inline void put_schema_element(tw *w, const char *name, int type, int repetition, int children,
+                                      int converted)
 {
     tw_open(w);
     if (type >= 0)
@@ -168,8 +172,8 @@ static inline void put_schema_element(tw *w, const char *name, int type, int rep
 }
 
 /* A ColumnChunk with its ColumnMetaData, as a list element. */
-static inline void put_column_chunk(tw *w, int type, const char *const *path, int n_path,
-                                    int codec, int64_t num_values, int64_t size, int64_t offset)
+static inline void put_column_chunk(tw *w, int type, const char *const *path, int n_path, int codec,
+                                    int64_t num_values, int64_t size, int64_t offset)
 {
     tw_open(w);
     tw_i64(w, 2, 0);
@@ -193,8 +197,7 @@ static inline void put_column_chunk(tw *w, int type, const char *const *path, in
 }
 
 /* Appends the footer's length and the closing magic. */
-static inline void put_tail(GByteArray *out, guint footer_start, int64_t len_delta,
-                            const char *magic)
+static inline void put_tail(GByteArray *out, guint footer_start, int64_t len_delta, const char *magic)
 {
     uint32_t n = (uint32_t)((int64_t)(out->len - footer_start) + len_delta);
     uint8_t le[4] = {n & 0xff, n >> 8 & 0xff, n >> 16 & 0xff, n >> 24};

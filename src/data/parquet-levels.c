@@ -50,8 +50,8 @@ static void unpack_lsb_first(const uint8_t *p, int bw, uint32_t *out, int64_t n)
     }
 }
 
-gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int bit_width,
-                                  uint32_t *out, int64_t count, const char **why)
+gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int bit_width, uint32_t *out,
+                                  int64_t count, const char **why)
 {
     const uint8_t *p = *pos;
     int64_t done = 0;
@@ -113,8 +113,8 @@ gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int b
     return TRUE;
 }
 
-gboolean rt_parquet_decode_bit_packed(const uint8_t **pos, const uint8_t *end, int bit_width,
-                                      uint32_t *out, int64_t count, const char **why)
+gboolean rt_parquet_decode_bit_packed(const uint8_t **pos, const uint8_t *end, int bit_width, uint32_t *out,
+                                      int64_t count, const char **why)
 {
     if (bit_width < 0 || bit_width > 32) {
         *why = "bit width is above 32";

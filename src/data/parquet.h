@@ -147,8 +147,7 @@ rt_parquet_file *rt_parquet_file_open(const char *path, GError **error);
 
 /* Same, for a file already in memory. `data` is borrowed and must stay valid and unchanged
  * until rt_parquet_file_free(); `name` is used in error messages. */
-rt_parquet_file *rt_parquet_file_open_bytes(const void *data, size_t size, const char *name,
-                                            GError **error);
+rt_parquet_file *rt_parquet_file_open_bytes(const void *data, size_t size, const char *name, GError **error);
 
 void rt_parquet_file_free(rt_parquet_file *f);
 
@@ -185,9 +184,8 @@ const char *rt_parquet_file_metadata(const rt_parquet_file *f, const char *key);
 rt_parquet_batch *rt_parquet_file_read(rt_parquet_file *f, const int *columns, int n_columns,
                                        int64_t first_row, int64_t num_rows, GError **error);
 /* Reads one whole row group. Returns (transfer full) as above. */
-rt_parquet_batch *rt_parquet_file_read_row_group(rt_parquet_file *f, int row_group,
-                                                 const int *columns, int n_columns,
-                                                 GError **error);
+rt_parquet_batch *rt_parquet_file_read_row_group(rt_parquet_file *f, int row_group, const int *columns,
+                                                 int n_columns, GError **error);
 void rt_parquet_batch_free(rt_parquet_batch *batch);
 
 /* TRUE when value slot i is present (not null). */

@@ -7,6 +7,7 @@ librobotrain_la_SOURCES += \
 	src/data/parquet.c src/data/parquet.h src/data/parquet-private.h \
 	src/data/parquet-footer.c \
 	src/data/parquet-read.c \
+	src/data/parquet-page.c \
 	src/data/parquet-levels.c \
 	src/data/parquet-codec.c \
 	src/data/parquet-arrow.c

@@ -15,7 +15,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static size_t touch(const char *s) { return s ? strlen(s) : 0; }
+static size_t touch(const char *s)
+{
+    return s ? strlen(s) : 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -30,7 +30,7 @@ fi
 # config.h stands in for the generated one).
 : > "$work/config.h"
 srcs="src/data/thrift-compact.c src/data/parquet.c src/data/parquet-footer.c
-      src/data/parquet-read.c src/data/parquet-levels.c src/data/parquet-codec.c
+      src/data/parquet-read.c src/data/parquet-page.c src/data/parquet-levels.c src/data/parquet-codec.c
       src/data/parquet-arrow.c src/core/error.c"
 set --
 for s in $srcs; do set -- "$@" "$top/$s"; done
