@@ -68,7 +68,6 @@ typedef struct {
     int64_t slot_cap;
     int64_t data_cap;
     int64_t data_len;
-    int64_t rows_expected;
 } builder;
 
 /* Where a page's non-null values are: value i is fixed + (index ? index[i] : i) * width, or
@@ -745,6 +744,22 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const pq_page_he
 
 /* ---------------------------------------------------------------- column chunks */
 
+/* The page CRC, when the writer stored one, covers the page's bytes as stored. Checked only
+ * for pages that are decoded. */
+static gboolean check_crc(read_ctx *c, const pq_page_header *h, const uint8_t *payload, ptrdiff_t at)
+{
+    if (!h->has_crc)
+        return TRUE;
+    uint32_t crc = (uint32_t)crc32(0L, payload, (uInt)h->compressed_size);
+    if (crc == h->crc)
+        return TRUE;
+    ctx_error(c, RT_ERROR_FORMAT,
+              "the page at byte %td of the chunk fails its CRC check (stored %08x, computed %08x): the "
+              "file is corrupt",
+              at, h->crc, crc);
+    return FALSE;
+}
+
 static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64_t row_b)
 {
     scratch *s = c->s;
@@ -784,24 +799,13 @@ static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64
                       h.compressed_size, end - payload);
             return FALSE;
         }
-        if (h.has_crc &&
-            (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2 || h.type == PQ_PAGE_DICTIONARY)) {
-            uint32_t crc = (uint32_t)crc32(0L, payload, (uInt)h.compressed_size);
-            if (crc != h.crc) {
-                ctx_error(c, RT_ERROR_FORMAT,
-                          "the page at byte %td of the chunk fails its CRC check (stored %08x, "
-                          "computed %08x): the file is corrupt",
-                          p - base, h.crc, crc);
-                return FALSE;
-            }
-        }
         if (h.type == PQ_PAGE_DICTIONARY) {
             if (s->have_dict || values_seen > 0) {
                 ctx_error(c, RT_ERROR_FORMAT, "a dictionary page follows %s",
                           s->have_dict ? "another dictionary page" : "data pages");
                 return FALSE;
             }
-            if (!read_dictionary(c, ch, &h, payload))
+            if (!check_crc(c, &h, payload, p - base) || !read_dictionary(c, ch, &h, payload))
                 return FALSE;
         } else if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2) {
             if (h.num_values < 0 || h.num_values > ch->num_values - values_seen) {
@@ -820,7 +824,7 @@ static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64
             if (page_rows >= 0 && st.cur_row + 1 + page_rows <= row_a) {
                 st.cur_row += page_rows; /* entirely before the window: not decoded */
             } else {
-                if (!read_data_page(c, ch, &h, payload, &st))
+                if (!check_crc(c, &h, payload, p - base) || !read_data_page(c, ch, &h, payload, &st))
                     return FALSE;
                 if ((flat || h.type == PQ_PAGE_DATA_V2) && st.cur_row + 1 >= row_b && row_b < rg->num_rows)
                     st.done = TRUE;
@@ -888,7 +892,6 @@ static gboolean builder_init(read_ctx *c, builder *b, rt_parquet_array *a, int64
     b->width = c->width;
     b->list = col->shape == RT_PARQUET_LIST;
     b->nullable = col->nullable;
-    b->rows_expected = num_rows;
     a->column = c->column;
     a->list_size = -1;
     if (!b->width) {
