@@ -319,6 +319,116 @@ DEF_TEST(image_struct_column)
     return 0;
 }
 
+/* Builds a one-row-group file of leaf columns described by (schema elements written by
+ * `schema`, one v1 page per leaf). Returns (transfer full) the bytes. */
+static GByteArray *build_columns(void (*schema)(tw *w), int n_schema, const char *const *const *paths,
+                                 const int *depths, const page_spec *pages, int n_leaves, int64_t rows)
+{
+    GByteArray *out = g_byte_array_new();
+    int64_t offsets[8];
+    g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
+    for (int i = 0; i < n_leaves; i++) {
+        offsets[i] = out->len;
+        put_page(out, &pages[i]);
+    }
+    offsets[n_leaves] = out->len;
+    guint footer_start = out->len;
+    tw w = {.b = out};
+    tw_open(&w);
+    tw_i32(&w, 1, 1);
+    tw_list(&w, 2, 12, n_schema);
+    schema(&w);
+    tw_i64(&w, 3, rows);
+    tw_list(&w, 4, 12, 1);
+    tw_open(&w);
+    tw_list(&w, 1, 12, n_leaves);
+    for (int i = 0; i < n_leaves; i++)
+        put_column_chunk(&w, 1, paths[i], depths[i], 0, pages[i].num_values, offsets[i + 1] - offsets[i],
+                         offsets[i]);
+    tw_i64(&w, 2, footer_start - 4);
+    tw_i64(&w, 3, rows);
+    tw_close(&w);
+    tw_close(&w);
+    put_tail(out, footer_start, 0, NULL);
+    return out;
+}
+
+static void repeated_schema(tw *w)
+{
+    put_schema_element(w, "schema", -1, -1, 2, -1);
+    put_schema_element(w, "r", 1, 2, 0, -1);     /* repeated int32 r */
+    put_schema_element(w, "a", -1, 1, 1, 3);     /* optional group a (LIST) { */
+    put_schema_element(w, "array", 1, 2, 0, -1); /* repeated int32 array } */
+}
+
+/* Lists without the 3-level LIST structure: a bare repeated field (levels: the list is never
+ * null, an entry with def 1 is an element) and a legacy 2-level list (def 0 = null list,
+ * 1 = empty, 2 = element). Rows: r = [1, 2], [], [3]; a = [5], null, []. */
+DEF_TEST(repeated_fields_without_3_level_lists)
+{
+    /* r: rep 0,1,0,0 (bit-packed 0b0010), def 1,1,0,1 (0b1011), values 1, 2, 3 */
+    static const uint8_t r_page[] = {2, 0, 0, 0, 0x03, 0x02, 2, 0, 0, 0, 0x03, 0x0b,
+                                     1, 0, 0, 0, 2,    0,    0, 0, 3, 0, 0,    0};
+    /* a: rep 0,0,0 (one RLE run), def 2,0,1 at width 2 (0b01_00_10), value 5 */
+    static const uint8_t a_page[] = {2, 0, 0, 0, 0x06, 0x00, 2, 0, 0, 0, 0x03, 0x12, 5, 0, 0, 0};
+    page_spec pages[2] = {
+        {.type = PAGE_DATA,
+         .num_values = 4,
+         .payload = r_page,
+         .len = sizeof r_page,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .payload = a_page,
+         .len = sizeof a_page,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+    };
+    static const char *const r_path[] = {"r"}, *const a_path[] = {"a", "array"};
+    static const char *const *const paths[] = {r_path, a_path};
+    static const int depths[] = {1, 2};
+    GByteArray *bytes = build_columns(repeated_schema, 4, paths, depths, pages, 2, 3);
+    GError *error = NULL;
+    rt_parquet_file *f = rt_parquet_file_open_bytes(bytes->data, bytes->len, "lists.parquet", &error);
+    EXPECT_NO_ERROR(error);
+    const rt_parquet_column *r = rt_parquet_file_column(f, 0), *a = rt_parquet_file_column(f, 1);
+    EXPECT_EQ_INT(RT_PARQUET_LIST, r->shape);
+    OK(!r->nullable && !r->list_nullable);
+    EXPECT_EQ_INT(RT_PARQUET_LIST, a->shape);
+    OK(!a->nullable && a->list_nullable);
+    EXPECT_EQ_INT(2, a->max_definition_level);
+    int cols[2] = {0, 1};
+    rt_parquet_batch *b = rt_parquet_file_read(f, cols, 2, 0, 3, &error);
+    EXPECT_NO_ERROR(error);
+    const rt_parquet_array *ra = &b->arrays[0], *aa = &b->arrays[1];
+    static const int64_t r_offsets[] = {0, 2, 2, 3};
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ_INT(r_offsets[i], ra->list_offsets[i]);
+    OK(ra->list_valid == NULL && ra->valid == NULL);
+    const int32_t *rv = ra->values;
+    OK(rv[0] == 1 && rv[1] == 2 && rv[2] == 3);
+    static const int64_t a_offsets[] = {0, 1, 1, 1};
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ_INT(a_offsets[i], aa->list_offsets[i]);
+    OK(aa->list_valid && aa->list_valid[0] && !aa->list_valid[1] && aa->list_valid[2]);
+    EXPECT_EQ_INT(1, aa->null_list_count);
+    EXPECT_EQ_INT(5, ((const int32_t *)aa->values)[0]);
+    rt_parquet_batch_free(b);
+    /* the last row alone: the window starts in the middle of the page */
+    b = rt_parquet_file_read(f, cols, 1, 2, 1, &error);
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(1, b->arrays[0].num_values);
+    EXPECT_EQ_INT(3, ((const int32_t *)b->arrays[0].values)[0]);
+    EXPECT_EQ_INT(1, b->arrays[0].list_size);
+    rt_parquet_batch_free(b);
+    rt_parquet_file_free(f);
+    g_byte_array_unref(bytes);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(thrift_reads_every_type);
@@ -326,5 +436,6 @@ int main(void)
     RUN_TEST(hybrid_decoder);
     RUN_TEST(bit_packed_levels);
     RUN_TEST(image_struct_column);
+    RUN_TEST(repeated_fields_without_3_level_lists);
     END_TEST;
 }

@@ -18,6 +18,8 @@
  * What it does not read (an RT_ERROR_UNSUPPORTED error names the column and the feature):
  *   columns with two or more repeated levels (lists of lists, maps of lists), DELTA_*
  *   encodings, BROTLI/LZ4/LZO codecs, encryption, column data in other files.
+ * What it ignores: statistics, page indexes, bloom filters, sorting columns, column orders.
+ * It does not convert logical types: INT96, DECIMAL, FLOAT16... come back as stored.
  *
  * Strictness: the file is untrusted input. Every offset and size is checked against the file
  * and the column chunk before it is used, every allocation is bounded by the file's size or by
