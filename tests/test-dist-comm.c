@@ -144,6 +144,36 @@ DEF_TEST(default_backend_for_host_buffers_is_gloo)
     return 0;
 }
 
+DEF_TEST(gloo_socket_address)
+{
+    if (!built("gloo"))
+        return 0;
+    GError *error = NULL;
+    /* GLOO_SOCKET_IFNAME names the interface, as in PyTorch. */
+    g_setenv("GLOO_SOCKET_IFNAME", "lo", TRUE);
+    rt_comm *comm = open_comm("gloo", -1, &error);
+    EXPECT_NO_ERROR(error);
+    rt_comm_free(comm);
+    g_setenv("GLOO_SOCKET_IFNAME", "no-such-if0", TRUE);
+    OK(open_comm("gloo", -1, &error) == NULL);
+    EXPECT_ERROR(error, "rank 0 of 1: GLOO_SOCKET_IFNAME=no-such-if0: no such network interface on this host");
+    g_unsetenv("GLOO_SOCKET_IFNAME");
+    /* Without it, the address is the one that reaches MASTER_ADDR; a master that does not
+     * resolve leaves none. */
+    rt_world far = world;
+    far.world_size = 2;
+    far.local_world_size = 2;
+    far.rank = 1;
+    far.local_rank = 1;
+    g_strlcpy(far.master_addr, "no-such-host.invalid", sizeof far.master_addr);
+    rt_comm_config config = RT_COMM_CONFIG_INIT;
+    config.timeout_ms = 2000;
+    OK(rt_comm_new(registry, "gloo", &far, store, &config, &error) == NULL);
+    EXPECT_ERROR(error, "rank 1 of 2: cannot find a local address that reaches MASTER_ADDR=no-such-host.invalid: set "
+                        "GLOO_SOCKET_IFNAME to the network interface to use");
+    return 0;
+}
+
 int main(void)
 {
     GError *error = NULL;
@@ -160,6 +190,7 @@ int main(void)
     RUN_TEST(module_errors);
     RUN_TEST(core_checks_and_failed_state);
     RUN_TEST(default_backend_for_host_buffers_is_gloo);
+    RUN_TEST(gloo_socket_address);
     rt_store_free(store);
     rt_plugin_registry_free(registry);
     END_TEST;
