@@ -1,0 +1,34 @@
+/* src/core/cpu/cpu-internal.h: helpers shared by the CPU kernel files (not exported: the
+ * library exports only rt_* symbols, these are cpu_*). */
+#ifndef ROBOTRAIN_CPU_INTERNAL_H
+#define ROBOTRAIN_CPU_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The thread count the kernels use now (initialises it to the default on first use). */
+int cpu_threads(void);
+
+/* OpenBLAS's own thread count, changed around regions that call BLAS from several of our
+ * threads at once (each call must then run single-threaded, or the cores are oversubscribed).
+ * cpu_blas_threads_set returns the previous value for restoring. */
+int cpu_blas_threads_set(int n);
+
+/* Makes the calling thread's OpenMP default match cpu_threads() (oneDNN reads it per call). */
+void cpu_omp_sync(void);
+
+/* The part of [0, n) that worker `part` of `parts` owns (contiguous, sizes differ by <= 1). */
+static inline void cpu_split(int64_t n, int parts, int part, int64_t *begin, int64_t *end)
+{
+    int64_t base = n / parts, extra = n % parts;
+    *begin = part * base + (part < extra ? part : extra);
+    *end = *begin + base + (part < extra ? 1 : 0);
+}
+
+/* Plain f32 GEMM for one matrix, with a given OpenBLAS thread policy already in place. */
+void cpu_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+               const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+               int64_t ldc);
+
+#endif
