@@ -325,13 +325,17 @@ static int64_t y_len(const rt_conv2d_shape *s)
                                 body                                                         \
                             }
 
-typedef enum { PATH_PUBLIC, PATH_IM2COL } conv_path;
+typedef enum { PATH_PUBLIC, PATH_IM2COL, PATH_DNNL } conv_path;
 
 static void conv_fwd(conv_path p, const rt_conv2d_shape *s, const float *x, const float *w,
                      const float *b, float *y, void *ws)
 {
     if (p == PATH_IM2COL)
         cpu_conv_im2col_forward(s, x, w, b, y, ws);
+#ifdef CPU_CONV_WITH_DNNL
+    else if (p == PATH_DNNL)
+        g_assert(cpu_conv_dnnl_forward(s, x, w, b, y, ws));
+#endif
     else
         rt_cpu_conv2d_forward_f32(s, x, w, b, y, ws);
 }
@@ -340,6 +344,10 @@ static void conv_bwd_data(conv_path p, const rt_conv2d_shape *s, const float *dy
 {
     if (p == PATH_IM2COL)
         cpu_conv_im2col_backward_data(s, dy, w, dx, acc, ws);
+#ifdef CPU_CONV_WITH_DNNL
+    else if (p == PATH_DNNL)
+        g_assert(cpu_conv_dnnl_backward_data(s, dy, w, dx, acc, ws));
+#endif
     else
         rt_cpu_conv2d_backward_data_f32(s, dy, w, dx, acc, ws);
 }
@@ -348,6 +356,10 @@ static void conv_bwd_weight(conv_path p, const rt_conv2d_shape *s, const float *
 {
     if (p == PATH_IM2COL)
         cpu_conv_im2col_backward_weight(s, x, dy, dw, db, acc, ws);
+#ifdef CPU_CONV_WITH_DNNL
+    else if (p == PATH_DNNL)
+        g_assert(cpu_conv_dnnl_backward_weight(s, x, dy, dw, db, acc, ws));
+#endif
     else
         rt_cpu_conv2d_backward_weight_f32(s, x, dy, dw, db, acc, ws);
 }
@@ -399,6 +411,17 @@ static int check_conv_case(conv_path path, const conv_case *cc)
     OK(rt_cpu_conv2d_shape_init(&s));
     size_t ws_size = path == PATH_IM2COL ? cpu_conv_im2col_workspace_size(&s)
                                          : rt_cpu_conv2d_workspace_size(&s);
+#ifdef CPU_CONV_WITH_DNNL
+    if (path == PATH_DNNL) {
+        /* oneDNN takes every shape of this list, in all three passes */
+        for (int pass = 0; pass < 3; pass++) {
+            const char *impl = cpu_conv_dnnl_impl(&s, pass);
+            printf("# oneDNN pass %d: %s\n", pass, impl ? impl : "(declined)");
+            OK(impl != NULL);
+        }
+        ws_size = cpu_conv_dnnl_workspace_size(&s);
+    }
+#endif
     void *ws = ws_size ? g_malloc(ws_size) : NULL; /* exact size: ASan sees any overrun */
     int64_t nx = x_len(&s), nw = w_len(&s), ny = y_len(&s);
     float *x = random_floats(nx), *w = random_floats(nw), *b = random_floats(s.c_out);
@@ -518,6 +541,25 @@ DEF_TEST(conv_im2col)
     rt_cpu_set_num_threads(1);
     return conv_all(PATH_IM2COL);
 }
+
+#ifdef CPU_CONV_WITH_DNNL
+DEF_TEST(conv_dnnl_blocked)
+{
+    rt_cpu_set_num_threads(2);
+    cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_BLOCKED);
+    int rc = conv_all(PATH_DNNL);
+    rt_cpu_set_num_threads(1);
+    return rc;
+}
+
+DEF_TEST(conv_dnnl_plain)
+{
+    cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_PLAIN);
+    int rc = conv_all(PATH_DNNL);
+    cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_BLOCKED);
+    return rc;
+}
+#endif
 
 DEF_TEST(conv_public)
 {
@@ -968,6 +1010,12 @@ int main(void)
     RUN_TEST(gemm_batched);
     RUN_TEST(conv_shape);
     RUN_TEST(conv_im2col);
+#ifdef CPU_CONV_WITH_DNNL
+    RUN_TEST(conv_dnnl_blocked);
+    RUN_TEST(conv_dnnl_plain);
+#else
+    printf("# oneDNN is not built in: only im2col is tested\n");
+#endif
     RUN_TEST(conv_public);
     RUN_TEST(maxpool);
     RUN_TEST(round_special_values);

@@ -5,7 +5,14 @@
 
 #include "core/cpu/kernels.h"
 
-/* CPU_CONV_WITH_DNNL: conv-dnnl.c is built (configure found oneDNN). */
+/* CPU_CONV_WITH_DNNL: conv-dnnl.c is in use: configure found oneDNN, and it speaks the
+ * oneDNN 2.x C API that file is written for (3.x replaced the operation descriptors). */
+#ifdef HAVE_DNNL
+#include <oneapi/dnnl/dnnl_version.h>
+#if DNNL_VERSION_MAJOR == 2
+#define CPU_CONV_WITH_DNNL 1
+#endif
+#endif
 
 bool cpu_conv_is_pointwise(const rt_conv2d_shape *s);
 void cpu_conv_bias_grad(const rt_conv2d_shape *s, const float *dy, float *dbias, bool accumulate);
@@ -21,6 +28,15 @@ void cpu_conv_im2col_backward_weight(const rt_conv2d_shape *s, const float *x, c
 
 #ifdef CPU_CONV_WITH_DNNL
 /* oneDNN: each returns false (doing nothing) when it does not take the shape. */
+enum {
+    CPU_DNNL_FORMATS_BLOCKED, /* oneDNN picks every layout; activations are reordered */
+    CPU_DNNL_FORMATS_PLAIN,   /* activations stay NCHW, oneDNN picks the weights' layout */
+};
+/* For benchmarks and tests: the layout policy of the plans made from now on. */
+void cpu_conv_dnnl_set_formats(int policy);
+/* The oneDNN implementation chosen for shape s and pass 0/1/2 (fwd, bwd data, bwd weight),
+ * or NULL when oneDNN does not take it. Returns (transfer none). */
+const char *cpu_conv_dnnl_impl(const rt_conv2d_shape *s, int pass);
 size_t cpu_conv_dnnl_workspace_size(const rt_conv2d_shape *s);
 bool cpu_conv_dnnl_forward(const rt_conv2d_shape *s, const float *x, const float *w,
                            const float *bias, float *y, void *workspace);

@@ -9,6 +9,7 @@ src_core_cpu_librtcpu_la_SOURCES = \
 	src/core/cpu/threads.c \
 	src/core/cpu/gemm.c \
 	src/core/cpu/conv.c \
+	src/core/cpu/conv-dnnl.c \
 	src/core/cpu/pool.c \
 	src/core/cpu/convert.c
 src_core_cpu_librtcpu_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
