@@ -379,6 +379,10 @@ static const conv_case conv_cases[] = {
     {2, 32, 14, 14, 64, 3, 3, 2, 2, 1, 1, 1, 1}, /* ResNet-like channel counts */
     {1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 1, 1, 1},
     {2, 16, 7, 7, 32, 1, 1, 2, 2, 0, 0, 1, 1},
+    {3, 2, 15, 15, 3, 3, 3, 1, 1, 1, 1, 1, 1},   /* im2col groups of 2 images + 1 left over */
+    {2, 4, 24, 24, 5, 1, 1, 1, 1, 0, 0, 1, 1},   /* pointwise, one image per GEMM (direct) */
+    {2, 3, 25, 23, 4, 3, 3, 1, 1, 1, 1, 1, 1},   /* one image per GEMM through im2col */
+    {1, 2, 9, 10, 3, 5, 5, 3, 2, 4, 0, 1, 1},    /* padding larger than the stride reaches */
 };
 
 static rt_conv2d_shape shape_of(const conv_case *c)

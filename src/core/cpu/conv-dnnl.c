@@ -62,7 +62,7 @@ static GHashTable *plans; /* plan_key -> plan */
 static dnnl_engine_t engine;
 static dnnl_stream_t stream;
 static bool dnnl_broken; /* the engine could not be created: im2col does everything */
-static int format_policy = CPU_DNNL_FORMATS_BLOCKED;
+static int format_policy = CPU_DNNL_FORMATS_DEFAULT;
 
 static guint key_hash(gconstpointer p)
 {

@@ -31,6 +31,7 @@ void cpu_conv_im2col_backward_weight(const rt_conv2d_shape *s, const float *x, c
 enum {
     CPU_DNNL_FORMATS_BLOCKED, /* oneDNN picks every layout; activations are reordered */
     CPU_DNNL_FORMATS_PLAIN,   /* activations stay NCHW, oneDNN picks the weights' layout */
+    CPU_DNNL_FORMATS_DEFAULT = CPU_DNNL_FORMATS_BLOCKED,
 };
 /* For benchmarks and tests: the layout policy of the plans made from now on. */
 void cpu_conv_dnnl_set_formats(int policy);

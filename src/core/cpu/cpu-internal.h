@@ -10,9 +10,8 @@
 /* The thread count the kernels use now (initialises it to the default on first use). */
 int cpu_threads(void);
 
-/* OpenBLAS's own thread count, changed around regions that call BLAS from several of our
- * threads at once (each call must then run single-threaded, or the cores are oversubscribed).
- * cpu_blas_threads_set returns the previous value for restoring. */
+/* OpenBLAS's own thread count: 1, except around a call in benchmark mode
+ * (cpu_gemm_set_blas_threads). Returns the previous value. */
 int cpu_blas_threads_set(int n);
 
 /* Makes the calling thread's OpenMP default match cpu_threads() (oneDNN reads it per call). */
@@ -26,9 +25,17 @@ static inline void cpu_split(int64_t n, int parts, int part, int64_t *begin, int
     *end = *begin + base + (part < extra ? 1 : 0);
 }
 
-/* Plain f32 GEMM for one matrix, with a given OpenBLAS thread policy already in place. */
+/* f32 GEMM (row-major, as rt_cpu_gemm_f32) of one matrix on the calling thread only. */
 void cpu_sgemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                int64_t ldc);
+
+/* The same on all of cpu_threads() threads (arguments already checked). */
+void cpu_gemm(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
+              const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
+              int64_t ldc);
+
+/* Benchmarks: let OpenBLAS thread each GEMM itself instead of splitting it ourselves. */
+void cpu_gemm_set_blas_threads(bool on);
 
 #endif

@@ -24,3 +24,10 @@ tests_test_cpu_kernels_SOURCES = tests/test-cpu-kernels.c
 ## (im2col and oneDNN one by one) that the library does not export.
 tests_test_cpu_kernels_LDADD = src/core/cpu/librtcpu.la $(RT_TEST_LIBS) $(OPENBLAS_LIBS) $(DNNL_LIBS)
 tests_test_cpu_kernels_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+
+## Benchmarks: `make` builds them, nobody runs them in `make check` (see bench/README).
+noinst_PROGRAMS += bench/bench-kernels
+bench_bench_kernels_SOURCES = bench/bench-kernels.c
+bench_bench_kernels_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+bench_bench_kernels_LDADD = src/core/cpu/librtcpu.la $(RT_TEST_LIBS) $(OPENBLAS_LIBS) $(DNNL_LIBS)
+bench_bench_kernels_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)

@@ -5,14 +5,30 @@
 #include <glib.h>
 #include <limits.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "core/cpu/cpu-internal.h"
 #include "core/cpu/kernels.h"
 
-/* Below this many multiply-adds per matrix, a batch is split over our threads with a
- * single-threaded BLAS inside: OpenBLAS's own threading does not pay for small matrices
- * (attention's per-head products), and one level of threads never oversubscribes. */
-#define BATCH_SPLIT_MAX_MACS (256.0 * 256.0 * 256.0)
+/* Threads: OpenBLAS always runs single-threaded, and we split the work over our own OpenMP
+ * threads (by output tiles, or by matrices of a batch). One pool of threads then serves our
+ * loops, the GEMMs and oneDNN: two pools that spin-wait in turn on the same cores (OpenBLAS's
+ * pthreads and OpenMP's) slow each other down, badly on a busy machine. Splitting the output
+ * never splits a sum, so the result does not depend on the thread count.
+ *
+ * cpu_gemm_blas_threads (benchmarks only) switches back to OpenBLAS's own threading, to
+ * compare the two. */
+static bool use_blas_threads;
+
+void cpu_gemm_set_blas_threads(bool on)
+{
+    use_blas_threads = on;
+}
+
+/* Below this many multiply-adds a product is not worth a fork/join. */
+#define SPLIT_MIN_MACS (64.0 * 64.0 * 64.0)
 
 static bool fits_blasint(int64_t v)
 {
@@ -60,14 +76,62 @@ static bool gemm_args_ok(bool trans_a, bool trans_b, int64_t M, int64_t N, int64
     return true;
 }
 
+/* C = alpha op(A) op(B) + beta C on `threads` threads: thread t takes a slab of C's columns
+ * (in multiples of 16, a cache line) or, when C is tall and narrow, of its rows. */
+static void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha,
+                       const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                       float *C, int64_t ldc, int threads)
+{
+    const bool by_cols = N >= 16 * threads && (N >= M || M < 4 * threads);
+    const int64_t unit = by_cols ? 16 : 4, units = ((by_cols ? N : M) + unit - 1) / unit;
+    if (threads > units)
+        threads = (int)units;
+    if (threads <= 1 || (double)M * (double)N * (double)K < SPLIT_MIN_MACS) {
+        cpu_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        int t = 0;
+#ifdef _OPENMP
+        t = omp_get_thread_num();
+#endif
+        int64_t u0, u1;
+        cpu_split(units, threads, t, &u0, &u1);
+        if (by_cols) {
+            int64_t j0 = u0 * unit, j1 = u1 * unit < N ? u1 * unit : N;
+            if (j1 > j0)
+                cpu_sgemm(ta, tb, M, j1 - j0, K, alpha, A, lda, tb ? B + j0 * ldb : B + j0, ldb,
+                          beta, C + j0, ldc);
+        } else {
+            int64_t i0 = u0 * unit, i1 = u1 * unit < M ? u1 * unit : M;
+            if (i1 > i0)
+                cpu_sgemm(ta, tb, i1 - i0, N, K, alpha, ta ? A + i0 : A + i0 * lda, lda, B, ldb,
+                          beta, C + i0 * ldc, ldc);
+        }
+    }
+}
+
+void cpu_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float *A,
+              int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    int threads = cpu_threads();
+    if (use_blas_threads) {
+        cpu_blas_threads_set(threads);
+        cpu_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        cpu_blas_threads_set(1);
+        return;
+    }
+    gemm_split(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, threads);
+}
+
 void rt_cpu_gemm_f32(bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, float alpha,
                      const float *A, int64_t lda, const float *B, int64_t ldb, float beta, float *C,
                      int64_t ldc)
 {
     if (!gemm_args_ok(trans_a, trans_b, M, N, K, lda, ldb, ldc))
         return;
-    cpu_threads(); /* BLAS thread count initialised */
-    cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    cpu_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void rt_cpu_gemm_batched_f32(bool trans_a, bool trans_b, int64_t batch, int64_t M, int64_t N,
@@ -79,18 +143,18 @@ void rt_cpu_gemm_batched_f32(bool trans_a, bool trans_b, int64_t batch, int64_t 
         return;
     g_return_if_fail(batch >= 0);
     int threads = cpu_threads();
-    double macs = (double)M * (double)N * (double)K;
-    /* stride_c = 0 sums the products into one C (beta = 1): that must stay sequential */
-    if (threads > 1 && batch >= threads && macs <= BATCH_SPLIT_MAX_MACS && stride_c != 0) {
-        int saved = cpu_blas_threads_set(1);
+    /* whole matrices per thread when the batch divides evenly or is long enough for the
+     * imbalance not to matter; stride_c = 0 sums the products into one C: sequential */
+    bool by_matrix = threads > 1 && stride_c != 0 && !use_blas_threads &&
+                     (batch % threads == 0 || batch >= 4 * threads);
+    if (by_matrix) {
 #pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t i = 0; i < batch; i++)
             cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b,
                       ldb, beta, C + i * stride_c, ldc);
-        cpu_blas_threads_set(saved);
         return;
     }
     for (int64_t i = 0; i < batch; i++)
-        cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb,
-                  beta, C + i * stride_c, ldc);
+        cpu_gemm(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b, ldb,
+                 beta, C + i * stride_c, ldc);
 }

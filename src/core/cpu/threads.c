@@ -1,5 +1,6 @@
-/* src/core/cpu/threads.c: how many threads the CPU kernels (our OpenMP loops, OpenBLAS and
- * oneDNN) use. One count for all three, so that they never run more threads than asked. */
+/* src/core/cpu/threads.c: how many threads the CPU kernels use. They all run on one OpenMP
+ * pool (our loops, our split of the GEMMs, oneDNN), sized here; OpenBLAS is kept
+ * single-threaded (see gemm.c), so the process never runs more threads than asked. */
 #include "config.h"
 
 #include <cblas.h>
@@ -33,7 +34,7 @@ void rt_cpu_set_num_threads(int n)
     if (n <= 0)
         n = default_threads();
     current_threads = n;
-    openblas_set_num_threads(n);
+    openblas_set_num_threads(1);
 #ifdef _OPENMP
     omp_set_num_threads(n);
 #endif
