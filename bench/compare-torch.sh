@@ -1,0 +1,84 @@
+#!/bin/sh
+# bench/compare-torch.sh: robotrain's CPU kernels and PyTorch's CPU ops on the same shapes,
+# side by side.
+#
+#   bench/compare-torch.sh [--threads N] [--reps R] [--filter TEXT]
+#
+# Run it from the build directory: it takes the machine's FMA peak from ./bench/bench-kernels
+# (BENCH_KERNELS overrides), then runs bench-kernels-torch.py with --lib
+# ./.libs/librobotrain.so (LIBROBOTRAIN overrides), which times robotrain's public kernels
+# (what the graph executor calls) and PyTorch's ops in one process on the same tensors, the
+# repetitions interleaved so that a busy machine slows both alike. The table shows both
+# GFLOP/s (from median times), robotrain's % of the peak, and the ratio robotrain / PyTorch
+# (> 1: robotrain is faster). PYTHON names an interpreter that can import torch (default:
+# python3, then /usr/bin/python3).
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+bench=${BENCH_KERNELS:-./bench/bench-kernels}
+threads=0
+reps=5
+filter=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --threads) threads=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --filter) filter=$2; shift 2 ;;
+    *) echo "usage: $0 [--threads N] [--reps R] [--filter TEXT]" >&2; exit 2 ;;
+  esac
+done
+lib=${LIBROBOTRAIN:-./.libs/librobotrain.so}
+if [ ! -f "$lib" ]; then
+  echo "$0: $lib not found: run this from the build directory after make, or set LIBROBOTRAIN" >&2
+  exit 1
+fi
+if [ ! -x "$bench" ]; then
+  echo "$0: $bench not found: run this from the build directory after make, or set BENCH_KERNELS" >&2
+  exit 1
+fi
+python=
+for p in ${PYTHON:-} python3 /usr/bin/python3; do
+  if "$p" -c 'import torch' 2>/dev/null; then python=$p; break; fi
+done
+if [ -z "$python" ]; then
+  echo "$0: no Python interpreter here can import torch (Debian: apt-get install python3-torch; or set PYTHON)" >&2
+  exit 1
+fi
+if [ "$threads" = 0 ]; then
+  threads=${OMP_NUM_THREADS:-$(nproc)}
+  threads=${threads%%,*}
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/compare-torch.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+set -- --threads "$threads" --reps "$reps"
+[ -n "$filter" ] && set -- "$@" --filter "$filter"
+echo "# measuring the peak with $bench" >&2
+"$bench" --threads "$threads" --filter '#peak only#' --tsv "$tmp/peak.tsv" >&2
+echo "# PyTorch and robotrain, interleaved" >&2
+"$python" "$here/bench-kernels-torch.py" "$@" --lib "$lib" --tsv "$tmp/both.tsv" >&2
+
+cat "$tmp/peak.tsv" "$tmp/both.tsv" | awk -F '\t' -v threads="$threads" '
+  $1 == "#peak" { if ($4 > peak) { peak = $4; isa = $2 } next }
+  {
+    key = $1; impl = $2; g = $4 + 0
+    if (!(key in seen)) { seen[key] = 1; order[n++] = key }
+    if (impl == "robotrain") ours[key] = g
+    if (impl == "torch") torch[key] = g
+  }
+  END {
+    printf "# %d thread(s); peak (%s, FMA loop) %.1f GFLOP/s; GFLOP/s from median times\n", threads, isa, peak
+    printf "%-46s %10s %7s %10s %7s\n", "shape (batch 8)", "robotrain", "%peak", "pytorch", "ratio"
+    slower = 0; logsum = 0; count = 0
+    for (i = 0; i < n; i++) {
+      k = order[i]
+      if (!(k in ours)) continue
+      t = (k in torch) ? torch[k] : 0
+      ratio = t > 0 ? ours[k] / t : 0
+      flag = (t > 0 && ratio < 1) ? " <" : ""
+      printf "%-46s %10.1f %6.1f%% %10.1f %7.2f%s\n", k, ours[k], 100 * ours[k] / peak, t, ratio, flag
+      if (t > 0) { count++; logsum += log(ratio); if (ratio < 1) slower++ }
+    }
+    if (count > 0)
+      printf "# %d shapes: geometric mean ratio %.2f; robotrain slower on %d (marked <)\n", count, exp(logsum / count), slower
+  }'
