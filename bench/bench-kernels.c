@@ -327,7 +327,7 @@ static void bench_conv(const char *name, int64_t n, int64_t c_in, int64_t h, int
     c.db = random_floats((size_t)c_out);
     size_t ws = cpu_conv_im2col_workspace_size(&c.s);
 #ifdef CPU_CONV_WITH_DNNL
-    for (int policy = 0; policy < 2; policy++) {
+    for (int policy = 0; policy <= CPU_DNNL_FORMATS_PLAIN; policy++) {
         cpu_conv_dnnl_set_formats(policy);
         size_t d = cpu_conv_dnnl_workspace_size(&c.s);
         ws = d > ws ? d : ws;

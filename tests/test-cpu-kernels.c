@@ -552,6 +552,7 @@ DEF_TEST(conv_dnnl_blocked)
     rt_cpu_set_num_threads(2);
     cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_BLOCKED);
     int rc = conv_all(PATH_DNNL);
+    cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_DEFAULT);
     rt_cpu_set_num_threads(1);
     return rc;
 }
@@ -560,7 +561,7 @@ DEF_TEST(conv_dnnl_plain)
 {
     cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_PLAIN);
     int rc = conv_all(PATH_DNNL);
-    cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_BLOCKED);
+    cpu_conv_dnnl_set_formats(CPU_DNNL_FORMATS_DEFAULT);
     return rc;
 }
 #endif

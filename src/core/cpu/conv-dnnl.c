@@ -278,6 +278,21 @@ out:
     dnnl_primitive_attr_destroy(attr);
 }
 
+/* The layouts for (s, pass) under the AUTO policy. oneDNN's blocked layouts (nChw16c) are
+ * its fast kernels, but the NCHW tensors must be reordered into and out of them; where the
+ * convolution does little work per input element that reorder costs more than it saves
+ * (measured with bench/bench-kernels at ResNet-18's shapes on 96x96 and 480x640 images):
+ * 1x1 kernels forward (the stride-2 downsample reads its whole input for a quarter of the
+ * products), and the backward data pass of a layer with few input channels (the stem). */
+static int auto_formats(const rt_conv2d_shape *s, int pass)
+{
+    if (pass == PASS_FORWARD && s->kh == 1 && s->kw == 1)
+        return CPU_DNNL_FORMATS_PLAIN;
+    if (pass == PASS_BACKWARD_DATA && s->c_in < 16)
+        return CPU_DNNL_FORMATS_PLAIN;
+    return CPU_DNNL_FORMATS_BLOCKED;
+}
+
 /* The plan for (s, pass, bias), created on first use; NULL when oneDNN is unusable. Called
  * with the lock held. */
 static plan *plan_get(const rt_conv2d_shape *s, int pass, bool with_bias)
@@ -289,7 +304,8 @@ static plan *plan_get(const rt_conv2d_shape *s, int pass, bool with_bias)
     key.n = s->n, key.c_in = s->c_in, key.h = s->h, key.w = s->w, key.c_out = s->c_out;
     key.kh = s->kh, key.kw = s->kw, key.sh = s->stride_h, key.sw = s->stride_w;
     key.ph = s->pad_h, key.pw = s->pad_w, key.dh = s->dil_h, key.dw = s->dil_w;
-    key.pass = pass, key.with_bias = with_bias, key.formats = format_policy;
+    key.pass = pass, key.with_bias = with_bias;
+    key.formats = format_policy == CPU_DNNL_FORMATS_AUTO ? auto_formats(s, pass) : format_policy;
     plan *p = g_hash_table_lookup(plans, &key);
     if (!p) {
         p = g_new0(plan, 1);

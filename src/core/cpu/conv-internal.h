@@ -29,9 +29,10 @@ void cpu_conv_im2col_backward_weight(const rt_conv2d_shape *s, const float *x, c
 #ifdef CPU_CONV_WITH_DNNL
 /* oneDNN: each returns false (doing nothing) when it does not take the shape. */
 enum {
+    CPU_DNNL_FORMATS_AUTO,    /* per shape and pass, from measurements (conv-dnnl.c) */
     CPU_DNNL_FORMATS_BLOCKED, /* oneDNN picks every layout; activations are reordered */
     CPU_DNNL_FORMATS_PLAIN,   /* activations stay NCHW, oneDNN picks the weights' layout */
-    CPU_DNNL_FORMATS_DEFAULT = CPU_DNNL_FORMATS_BLOCKED,
+    CPU_DNNL_FORMATS_DEFAULT = CPU_DNNL_FORMATS_AUTO,
 };
 /* For benchmarks and tests: the layout policy of the plans made from now on. */
 void cpu_conv_dnnl_set_formats(int policy);
