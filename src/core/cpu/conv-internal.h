@@ -34,6 +34,8 @@ enum {
     CPU_DNNL_FORMATS_PLAIN,   /* activations stay NCHW, oneDNN picks the weights' layout */
     CPU_DNNL_FORMATS_DEFAULT = CPU_DNNL_FORMATS_AUTO,
 };
+/* For tests: whether the public conv functions use oneDNN (they do by default). */
+void cpu_conv_set_dnnl(bool enabled);
 /* For benchmarks and tests: the layout policy of the plans made from now on. */
 void cpu_conv_dnnl_set_formats(int policy);
 /* The oneDNN implementation chosen for shape s and pass 0/1/2 (fwd, bwd data, bwd weight),

@@ -11,6 +11,15 @@
 #include "core/cpu/cpu-internal.h"
 #include "core/cpu/kernels.h"
 
+#ifdef CPU_CONV_WITH_DNNL
+static bool dnnl_enabled = true;
+
+void cpu_conv_set_dnnl(bool enabled)
+{
+    dnnl_enabled = enabled;
+}
+#endif
+
 bool rt_cpu_conv2d_shape_init(rt_conv2d_shape *s)
 {
     g_return_val_if_fail(s != NULL, false);
@@ -63,7 +72,7 @@ size_t rt_cpu_conv2d_workspace_size(const rt_conv2d_shape *s)
 {
     size_t size = cpu_conv_im2col_workspace_size(s);
 #ifdef CPU_CONV_WITH_DNNL
-    size_t dnnl = cpu_conv_dnnl_workspace_size(s);
+    size_t dnnl = dnnl_enabled ? cpu_conv_dnnl_workspace_size(s) : 0;
     if (dnnl > size)
         size = dnnl;
 #endif
@@ -278,7 +287,7 @@ void rt_cpu_conv2d_forward_f32(const rt_conv2d_shape *s, const float *x, const f
 {
     g_return_if_fail(s != NULL && s->h_out > 0 && s->w_out > 0);
 #ifdef CPU_CONV_WITH_DNNL
-    if (cpu_conv_dnnl_forward(s, x, w, bias, y, workspace))
+    if (dnnl_enabled && cpu_conv_dnnl_forward(s, x, w, bias, y, workspace))
         return;
 #endif
     cpu_conv_im2col_forward(s, x, w, bias, y, workspace);
@@ -289,7 +298,7 @@ void rt_cpu_conv2d_backward_data_f32(const rt_conv2d_shape *s, const float *dy, 
 {
     g_return_if_fail(s != NULL && s->h_out > 0 && s->w_out > 0);
 #ifdef CPU_CONV_WITH_DNNL
-    if (cpu_conv_dnnl_backward_data(s, dy, w, dx, accumulate, workspace))
+    if (dnnl_enabled && cpu_conv_dnnl_backward_data(s, dy, w, dx, accumulate, workspace))
         return;
 #endif
     cpu_conv_im2col_backward_data(s, dy, w, dx, accumulate, workspace);
@@ -300,7 +309,7 @@ void rt_cpu_conv2d_backward_weight_f32(const rt_conv2d_shape *s, const float *x,
 {
     g_return_if_fail(s != NULL && s->h_out > 0 && s->w_out > 0);
 #ifdef CPU_CONV_WITH_DNNL
-    if (cpu_conv_dnnl_backward_weight(s, x, dy, dw, dbias, accumulate, workspace))
+    if (dnnl_enabled && cpu_conv_dnnl_backward_weight(s, x, dy, dw, dbias, accumulate, workspace))
         return;
 #endif
     cpu_conv_im2col_backward_weight(s, x, dy, dw, dbias, accumulate, workspace);
