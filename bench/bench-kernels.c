@@ -105,7 +105,7 @@ static double measure_peak(bool avx512, int threads, double *median_out)
     double t[15];
     for (int r = 0; r < 15; r++) {
         double t0 = now();
-#pragma omp parallel num_threads(threads)
+        CPU_OMP("omp parallel num_threads(threads)")
         {
             float v = avx512 ? fma_avx512(iters) : fma_avx2(iters);
             sink = v;
@@ -409,7 +409,7 @@ int main(int argc, char **argv)
         return 2;
     }
     rt_cpu_set_num_threads(opt_threads);
-    int threads = rt_cpu_get_num_threads();
+    int threads = cpu_threads(); /* 1 when built without OpenMP */
     bool has512 = __builtin_cpu_supports("avx512f"), has2 = __builtin_cpu_supports("avx2") &&
                                                             __builtin_cpu_supports("fma");
     printf("# robotrain CPU kernels benchmark: %d thread(s), median of %d runs after a warm-up\n",

@@ -118,7 +118,7 @@ static void im2col(const rt_conv2d_shape *s, const float *x, int64_t g, float *c
 {
     const int64_t rows = s->c_in * s->kh * s->kw, hw_out = s->h_out * s->w_out;
     const int64_t hw_in = s->h * s->w;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)")
     for (int64_t r = 0; r < rows; r++)
         for (int64_t img = 0; img < g; img++)
             im2col_row(s, x + img * s->c_in * hw_in, r, col + (r * g + img) * hw_out);
@@ -129,7 +129,7 @@ static void im2col(const rt_conv2d_shape *s, const float *x, int64_t g, float *c
 static void col2im_add(const rt_conv2d_shape *s, const float *col, int64_t g, float *dx)
 {
     const int64_t hw_out = s->h_out * s->w_out, hw_in = s->h * s->w, ld = g * hw_out;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)")
     for (int64_t img = 0; img < g; img++)
         for (int64_t c = 0; c < s->c_in; c++) {
             float *plane = dx + (img * s->c_in + c) * hw_in;
@@ -158,7 +158,7 @@ static void col2im_add(const rt_conv2d_shape *s, const float *col, int64_t g, fl
 static void gather_nchw(const rt_conv2d_shape *s, const float *nchw, int64_t g, float *t)
 {
     const int64_t hw = s->h_out * s->w_out;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)")
     for (int64_t o = 0; o < s->c_out; o++)
         for (int64_t img = 0; img < g; img++)
             memcpy(t + (o * g + img) * hw, nchw + (img * s->c_out + o) * hw, (size_t)hw * sizeof *t);
@@ -168,7 +168,7 @@ static void scatter_nchw(const rt_conv2d_shape *s, const float *t, const float *
                          float *nchw)
 {
     const int64_t hw = s->h_out * s->w_out;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static) collapse(2)")
     for (int64_t img = 0; img < g; img++)
         for (int64_t o = 0; o < s->c_out; o++) {
             const float *src = t + (o * g + img) * hw;
@@ -268,7 +268,7 @@ void cpu_conv_im2col_backward_weight(const rt_conv2d_shape *s, const float *x, c
 void cpu_conv_bias_grad(const rt_conv2d_shape *s, const float *dy, float *dbias, bool accumulate)
 {
     const int64_t hw_out = s->h_out * s->w_out;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static)")
     for (int64_t o = 0; o < s->c_out; o++) {
         double sum = 0.0; /* many terms (n * h_out * w_out): accumulate in double */
         for (int64_t n = 0; n < s->n; n++) {

@@ -95,42 +95,42 @@ static inline float f16_to_f32(uint16_t h)
 
 MULTI_ISA static void round_bf16_chunk(float *x, size_t n)
 {
-#pragma omp simd
+    CPU_OMP("omp simd")
     for (size_t i = 0; i < n; i++)
         x[i] = bf16_to_f32(bf16_from_f32(x[i]));
 }
 
 MULTI_ISA static void round_f16_chunk(float *x, size_t n)
 {
-#pragma omp simd
+    CPU_OMP("omp simd")
     for (size_t i = 0; i < n; i++)
         x[i] = f16_to_f32(f16_from_f32(x[i]));
 }
 
 MULTI_ISA static void to_bf16_chunk(const float *x, uint16_t *y, size_t n)
 {
-#pragma omp simd
+    CPU_OMP("omp simd")
     for (size_t i = 0; i < n; i++)
         y[i] = bf16_from_f32(x[i]);
 }
 
 MULTI_ISA static void from_bf16_chunk(const uint16_t *x, float *y, size_t n)
 {
-#pragma omp simd
+    CPU_OMP("omp simd")
     for (size_t i = 0; i < n; i++)
         y[i] = bf16_to_f32(x[i]);
 }
 
 MULTI_ISA static void to_f16_chunk(const float *x, uint16_t *y, size_t n)
 {
-#pragma omp simd
+    CPU_OMP("omp simd")
     for (size_t i = 0; i < n; i++)
         y[i] = f16_from_f32(x[i]);
 }
 
 MULTI_ISA static void from_f16_chunk(const uint16_t *x, float *y, size_t n)
 {
-#pragma omp simd
+    CPU_OMP("omp simd")
     for (size_t i = 0; i < n; i++)
         y[i] = f16_to_f32(x[i]);
 }
@@ -148,7 +148,7 @@ MULTI_ISA static void from_f16_chunk(const uint16_t *x, float *y, size_t n)
             break;                                                                          \
         }                                                                                   \
         int64_t units_ = (int64_t)(((n) + 31) / 32);                                        \
-        _Pragma("omp parallel for num_threads(threads_) schedule(static)")                  \
+        CPU_OMP("omp parallel for num_threads(threads_) schedule(static)")                  \
         for (int t_ = 0; t_ < threads_; t_++) {                                             \
             int64_t u0_, u1_;                                                               \
             cpu_split(units_, threads_, t_, &u0_, &u1_);                                    \

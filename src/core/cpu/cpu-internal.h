@@ -7,7 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The thread count the kernels use now (initialises it to the default on first use). */
+/* An OpenMP directive, or nothing when the compiler has no OpenMP (then all runs on the
+ * calling thread): CPU_OMP("omp parallel for ..."). */
+#ifdef _OPENMP
+#define CPU_OMP(directive) _Pragma(directive)
+#else
+#define CPU_OMP(directive)
+#endif
+
+/* The thread count the kernels use now (initialises it to the default on first use); 1
+ * without OpenMP. */
 int cpu_threads(void);
 
 /* OpenBLAS's own thread count: 1, except around a call in benchmark mode

@@ -90,7 +90,7 @@ static void gemm_split(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float 
         cpu_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
-#pragma omp parallel num_threads(threads)
+    CPU_OMP("omp parallel num_threads(threads)")
     {
         int t = 0;
 #ifdef _OPENMP
@@ -148,7 +148,7 @@ void rt_cpu_gemm_batched_f32(bool trans_a, bool trans_b, int64_t batch, int64_t 
     bool by_matrix = threads > 1 && stride_c != 0 && !use_blas_threads &&
                      (batch % threads == 0 || batch >= 4 * threads);
     if (by_matrix) {
-#pragma omp parallel for num_threads(threads) schedule(static)
+        CPU_OMP("omp parallel for num_threads(threads) schedule(static)")
         for (int64_t i = 0; i < batch; i++)
             cpu_sgemm(trans_a, trans_b, M, N, K, alpha, A + i * stride_a, lda, B + i * stride_b,
                       ldb, beta, C + i * stride_c, ldc);

@@ -15,7 +15,7 @@ void rt_cpu_maxpool2d_forward_f32(int64_t n, int64_t c, int64_t h, int64_t w, in
 {
     g_return_if_fail(k > 0 && stride > 0 && pad >= 0 && h * w <= INT32_MAX);
     const int64_t planes = n * c;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static)")
     for (int64_t p = 0; p < planes; p++) {
         const float *in = x + p * h * w;
         float *out = y + p * h_out * w_out;
@@ -57,7 +57,7 @@ void rt_cpu_maxpool2d_backward_f32(int64_t n, int64_t c, int64_t h, int64_t w, i
                                    bool accumulate)
 {
     const int64_t planes = n * c;
-#pragma omp parallel for num_threads(cpu_threads()) schedule(static)
+    CPU_OMP("omp parallel for num_threads(cpu_threads()) schedule(static)")
     for (int64_t p = 0; p < planes; p++) {
         float *grad = dx + p * h * w;
         const float *g = dy + p * h_out * w_out;

@@ -49,7 +49,11 @@ int rt_cpu_get_num_threads(void)
 
 int cpu_threads(void)
 {
+#ifdef _OPENMP
     return rt_cpu_get_num_threads();
+#else
+    return 1; /* without OpenMP, parallel regions run once, on the calling thread */
+#endif
 }
 
 int cpu_blas_threads_set(int n)
