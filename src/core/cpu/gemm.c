@@ -18,7 +18,7 @@
  * pthreads and OpenMP's) slow each other down, badly on a busy machine. Splitting the output
  * never splits a sum, so the result does not depend on the thread count.
  *
- * cpu_gemm_blas_threads (benchmarks only) switches back to OpenBLAS's own threading, to
+ * cpu_gemm_set_blas_threads (benchmarks only) switches back to OpenBLAS's own threading, to
  * compare the two. */
 static bool use_blas_threads;
 

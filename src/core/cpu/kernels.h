@@ -14,7 +14,9 @@
 #include <stdint.h>
 
 /* Number of threads the kernels may use (>= 1); 0 = the default (OMP_NUM_THREADS, else the
- * number of online CPUs). Applies to BLAS as well. Not thread-safe: call before executing. */
+ * number of online CPUs). Applies to BLAS as well. Not thread-safe: call before executing.
+ * All kernels run on one OpenMP pool of that size (OpenBLAS itself is kept single-threaded
+ * and the GEMMs are split by the caller's pool), so nothing else should thread around them. */
 void rt_cpu_set_num_threads(int n);
 int rt_cpu_get_num_threads(void);
 
@@ -43,7 +45,10 @@ typedef struct rt_conv2d_shape {
 /* Computes h_out/w_out; false when the shape is impossible (non-positive output). */
 bool rt_cpu_conv2d_shape_init(rt_conv2d_shape *s);
 
-/* Scratch bytes the three conv functions need for shape s (the max over all three). */
+/* Scratch bytes the three conv functions need for shape s (the max over all three). With
+ * oneDNN this also creates (once per shape, kept for the process) the primitives the conv
+ * functions will use, so call it at planning time, not in the step. The conv functions may
+ * be called from several threads: calls through oneDNN are serialised. */
 size_t rt_cpu_conv2d_workspace_size(const rt_conv2d_shape *s);
 
 /* y[n, c_out, h_out, w_out] = conv(x, w) + bias (bias may be NULL). */
