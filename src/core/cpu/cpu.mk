@@ -31,7 +31,7 @@ bench_bench_kernels_SOURCES = bench/bench-kernels.c
 bench_bench_kernels_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 bench_bench_kernels_LDADD = src/core/cpu/librtcpu.la $(RT_TEST_LIBS) $(OPENBLAS_LIBS) $(DNNL_LIBS)
 bench_bench_kernels_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
-EXTRA_DIST += bench/README bench/bench-kernels-torch.py bench/compare-torch.sh
+EXTRA_DIST += bench/README bench/RESULTS-dev-vm.md bench/bench-kernels-torch.py bench/compare-torch.sh
 
 ## `make bench-cpu` and `make bench-cpu-torch` run them (BENCH_ARGS: --threads N, --reps R,
 ## --filter TEXT).
