@@ -7,5 +7,8 @@
 #include <robotrain/option.h>
 #include <robotrain/plugin.h>
 #include <robotrain/backend.h>
+#include <robotrain/tensor.h>
+#include <robotrain/graph.h>
+#include <robotrain/ops.h>
 
 #endif
