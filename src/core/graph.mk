@@ -44,3 +44,7 @@ check_PROGRAMS += tests/test-graph-mlp
 TESTS += tests/test-graph-mlp
 tests_test_graph_mlp_SOURCES = tests/test-graph-mlp.c tests/graph-test.h
 tests_test_graph_mlp_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-autodiff
+TESTS += tests/test-autodiff
+tests_test_autodiff_SOURCES = tests/test-autodiff.c tests/graph-test.h
+tests_test_autodiff_LDADD = $(RT_TEST_LIBS)
