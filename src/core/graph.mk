@@ -48,3 +48,7 @@ check_PROGRAMS += tests/test-autodiff
 TESTS += tests/test-autodiff
 tests_test_autodiff_SOURCES = tests/test-autodiff.c tests/graph-test.h
 tests_test_autodiff_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-ops
+TESTS += tests/test-ops
+tests_test_ops_SOURCES = tests/test-ops.c tests/graph-test.h
+tests_test_ops_LDADD = $(RT_TEST_LIBS)
