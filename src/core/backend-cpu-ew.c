@@ -75,11 +75,19 @@ static void ew_setup(ew_job *job, int ndim, const int64_t *shape, int n_ops,
     job->rows = rt_shape_numel(nd - 1, sh);
 }
 
+/* Long rows are cut into blocks so that a fully merged (one-row) loop still spreads over the
+ * threads; a task is one block of one row. */
+#define EW_BLOCK 8192
+
 static void ew_range(void *arg, int64_t begin, int64_t end)
 {
     const ew_job *job = arg;
     int nd = job->nd;
-    for (int64_t r = begin; r < end; r++) {
+    int64_t blk = job->inner < EW_BLOCK ? job->inner : EW_BLOCK;
+    int64_t nblk = (job->inner + blk - 1) / blk;
+    for (int64_t task = begin; task < end; task++) {
+        int64_t r = task / nblk, start = (task % nblk) * blk;
+        int64_t n = MIN(blk, job->inner - start);
         int64_t off[3] = {0, 0, 0}, rem = r;
         for (int d = nd - 2; d >= 0; d--) {
             int64_t c = rem % job->shape[d];
@@ -87,7 +95,9 @@ static void ew_range(void *arg, int64_t begin, int64_t end)
             for (int k = 0; k < 3; k++)
                 off[k] += c * job->st[k][d];
         }
-        job->row(job, r * job->inner, job->inner, job->ptr[0] + off[0] * (int64_t)job->esize[0],
+        for (int k = 0; k < 3; k++)
+            off[k] += start * job->st[k][nd - 1];
+        job->row(job, r * job->inner + start, n, job->ptr[0] + off[0] * (int64_t)job->esize[0],
                  job->st[0][nd - 1], job->ptr[1] ? job->ptr[1] + off[1] * (int64_t)job->esize[1] : NULL,
                  job->st[1][nd - 1], job->ptr[2] ? job->ptr[2] + off[2] * (int64_t)job->esize[2] : NULL,
                  job->st[2][nd - 1]);
@@ -96,8 +106,11 @@ static void ew_range(void *arg, int64_t begin, int64_t end)
 
 static void ew_run(rt_cpu_ctx *ctx, ew_job *job)
 {
-    int64_t per_row = job->inner < 1 ? 1 : job->inner;
-    cpu_parallel(ctx, job->rows, CPU_GRAIN / per_row + 1, ew_range, job);
+    int64_t blk = job->inner < EW_BLOCK ? job->inner : EW_BLOCK;
+    if (blk < 1)
+        return;
+    int64_t tasks = job->rows * ((job->inner + blk - 1) / blk);
+    cpu_parallel(ctx, tasks, CPU_GRAIN / blk + 1, ew_range, job);
 }
 
 /* y (contiguous, written) = f(x[, b]) with x, b read through broadcast strides onto y */
