@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/cpu/kernels.h"
@@ -241,27 +242,42 @@ gboolean rt_graph_compute(rt_graph *g, GError **error)
     return g->backend->graph_compute(g->dev, g, error);
 }
 
+/* "'name' (f32[2,3])" or "an unnamed f32[2,3]" */
+static const char *tensor_label(const rt_tensor *t, char *buf, size_t size)
+{
+    char d[80];
+    rt_tensor_describe(t, d, sizeof d);
+    if (t->name)
+        snprintf(buf, size, "'%s' (%s)", t->name, d);
+    else
+        snprintf(buf, size, "an unnamed %s", d);
+    return buf;
+}
+
 static gboolean check_io(rt_graph *g, const rt_tensor *t, size_t nbytes, const char *what,
                          GError **error)
 {
-    char d[80];
+    char label[200];
     if (!g->planned) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     "%s: the graph is not planned; call rt_graph_plan first", what);
         return FALSE;
     }
-    if (!t || t->storage == RT_STORAGE_NONE || !rt_tensor_is_contiguous(t)) {
+    if (!t) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s: the tensor is NULL", what);
+        return FALSE;
+    }
+    if (t->storage == RT_STORAGE_NONE || !rt_tensor_is_contiguous(t)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "%s: tensor %s%s%s has no memory of its own the host can access (pruned, or "
-                    "a strided view)", what, t && t->name ? "'" : "", t && t->name ? t->name : "",
-                    t && t->name ? "'" : "");
+                    "%s: tensor %s has no memory of its own the host can access (nothing uses it, "
+                    "so it was pruned, or it is a strided view: name it with rt_graph_output)",
+                    what, tensor_label(t, label, sizeof label));
         return FALSE;
     }
     if (nbytes != rt_tensor_nbytes(t)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "%s: tensor %s%s is %s = %zu bytes, but %zu bytes were given", what,
-                    t->name ? t->name : "", t->name ? "" : "(unnamed)",
-                    rt_tensor_describe(t, d, sizeof d), rt_tensor_nbytes(t), nbytes);
+                    "%s: tensor %s has %zu bytes, but %zu bytes were given", what,
+                    tensor_label(t, label, sizeof label), rt_tensor_nbytes(t), nbytes);
         return FALSE;
     }
     return TRUE;
@@ -285,10 +301,10 @@ gboolean rt_graph_read(rt_graph *g, const rt_tensor *t, void *data, size_t nbyte
 gboolean rt_graph_read_scalar(rt_graph *g, const rt_tensor *t, double *value, GError **error)
 {
     if (t && (rt_tensor_numel(t) != 1 || (t->dtype != RT_F32 && t->dtype != RT_F64))) {
-        char d[80];
+        char label[200];
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "rt_graph_read_scalar: tensor %s is %s; expected one f32 or f64 element",
-                    t->name ? t->name : "(unnamed)", rt_tensor_describe(t, d, sizeof d));
+                    "rt_graph_read_scalar: tensor %s is not one f32 or f64 element",
+                    tensor_label(t, label, sizeof label));
         return FALSE;
     }
     union {

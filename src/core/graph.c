@@ -244,7 +244,7 @@ rt_tensor *rt_input(rt_graph *g, const char *name, rt_dtype dtype, int ndim, con
         return NULL;
     }
     if (batch_axis < -1 || batch_axis >= ndim) {
-        rt_graph_fail(g, NULL, "input '%s': batch_axis %d is not -1 or an axis of its %d",
+        rt_graph_fail(g, NULL, "input '%s': batch_axis %d is not -1 or one of its %d axes",
                       name, batch_axis, ndim);
         return NULL;
     }

@@ -349,7 +349,7 @@ static rt_tensor *reduce(rt_graph *g, rt_tensor *x, uint32_t axes, gboolean keep
     uint32_t all = x->ndim >= 32 ? 0xffffffffu : ((1u << x->ndim) - 1);
     if (axes != RT_ALL_AXES && (axes & ~all)) {
         char d[80];
-        rt_graph_fail(g, NULL, "op %s: the axis mask 0x%x names axes %s does not have",
+        rt_graph_fail(g, NULL, "op %s: the axis mask 0x%x names an axis that %s does not have",
                       mean ? "mean" : "sum", axes, RT_DESC(x, d));
         return NULL;
     }
