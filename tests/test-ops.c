@@ -395,6 +395,36 @@ DEF_TEST(linear_bf16)
     return 0;
 }
 
+/* round-to-nearest-even to f16 for normal f16 values (|x| in [2^-14, 65504]) */
+static float ref_f16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    u = (u + 0xfffu + ((u >> 13) & 1)) & ~0x1fffu;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+DEF_TEST(matmul_f16)
+{
+    op_graph o = {.g = rt_graph_new(0)};
+    rt_graph_set_compute_dtype(o.g, RT_F16);
+    rt_tensor *a = add_in(&o, RT_F32, 2, (int64_t[]){6, 40}, 0.1, 1);
+    rt_tensor *b = add_in(&o, RT_F32, 2, (int64_t[]){40, 7}, 0.1, 1);
+    double out[42], ref[42], exact[42], ar[240], br[280];
+    OK(run(&o, rt_matmul(o.g, a, b, FALSE, FALSE), out));
+    for (int i = 0; i < 240; i++)
+        ar[i] = ref_f16((float)o.data[0][i]);
+    for (int i = 0; i < 280; i++)
+        br[i] = ref_f16((float)o.data[1][i]);
+    ref_matmul(ar, br, ref, 6, 7, 40, false, false);
+    ref_matmul(o.data[0], o.data[1], exact, 6, 7, 40, false, false);
+    EXPECT_CLOSE(out, ref, 42, 1e-6, 1e-6);
+    OK(rt_test_closeness(out, exact, 42, 1e-6, 1e-6, NULL) > 1);
+    op_free(&o);
+    return 0;
+}
+
 static void ref_conv(const double *x, const double *w, const double *b, double *y, int n, int c,
                      int h, int wd, int o, int kh, int kw, int sh, int sw, int ph, int pw, int dh,
                      int dw, int ho, int wo)
@@ -446,6 +476,26 @@ DEF_TEST(conv2d)
             g_free(ref);
             op_free(&o);
         }
+    return 0;
+}
+
+DEF_TEST(conv2d_bf16)
+{
+    op_graph o = {.g = rt_graph_new(0)};
+    rt_graph_set_compute_dtype(o.g, RT_BF16);
+    rt_tensor *x = IN(&o, RT_F32, 2, 3, 6, 6), *w = IN(&o, RT_F32, 4, 3, 3, 3);
+    rt_tensor *y = rt_conv2d(o.g, x, w, NULL, 1, 1, 1, 1, 1, 1);
+    double out[288], ref[288], exact[288], xr[216], wr[108];
+    OK(run(&o, y, out));
+    for (int i = 0; i < 216; i++)
+        xr[i] = ref_bf16((float)o.data[0][i]);
+    for (int i = 0; i < 108; i++)
+        wr[i] = ref_bf16((float)o.data[1][i]);
+    ref_conv(xr, wr, NULL, ref, 2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 6, 6);
+    ref_conv(o.data[0], o.data[1], NULL, exact, 2, 3, 6, 6, 4, 3, 3, 1, 1, 1, 1, 1, 1, 6, 6);
+    EXPECT_CLOSE(out, ref, 288, 1e-6, 1e-5);
+    OK(rt_test_closeness(out, exact, 288, 1e-6, 1e-5, NULL) > 1);
+    op_free(&o);
     return 0;
 }
 
@@ -776,6 +826,8 @@ int main(void)
     RUN_TEST(linear);
     RUN_TEST(linear_bf16);
     RUN_TEST(conv2d);
+    RUN_TEST(conv2d_bf16);
+    RUN_TEST(matmul_f16);
     RUN_TEST(frozen_batch_norm);
     RUN_TEST(max_pool2d);
     RUN_TEST(layer_norm);
