@@ -292,6 +292,63 @@ DEF_TEST(names_losses_outputs)
     return 0;
 }
 
+/* an inference graph sharing the training graph's weights sees every update */
+DEF_TEST(sharing_weights)
+{
+    GError *error = NULL;
+    rt_graph *train = rt_graph_new(RT_GRAPH_TRAIN);
+    rt_tensor *x = rt_input(train, "x", RT_F32, 2, (int64_t[]){2, 3}, 0);
+    rt_tensor *w = rt_param(train, "w", RT_F32, 2, (int64_t[]){1, 3}, rt_init_constant(1));
+    rt_tensor *s = rt_buffer(train, "shift", RT_F32, 1, (int64_t[]){1}, rt_init_constant(0.5));
+    rt_tensor *y = rt_add(train, rt_linear(train, x, w, NULL), s);
+    rt_set_loss(train, rt_mean(train, rt_mul(train, y, y), RT_ALL_AXES, FALSE));
+    rt_adamw_group grp = {0.1, 0.9, 0.999, 1e-8, 0};
+    OK(rt_graph_backward(train, &error) && rt_graph_add_adamw(train, &grp, 1, 0, &error));
+
+    rt_graph *eval = rt_graph_new_sharing(train, 0);
+    rt_tensor *ex = rt_input(eval, "x", RT_F32, 2, (int64_t[]){1, 3}, 0);
+    rt_tensor *ew = rt_param(eval, "w", RT_F32, 2, (int64_t[]){1, 3}, rt_init_constant(7));
+    rt_tensor *es = rt_buffer(eval, "shift", RT_F32, 1, (int64_t[]){1}, rt_init_constant(7));
+    rt_tensor *ey = rt_add(eval, rt_linear(eval, ex, ew, NULL), es);
+    rt_graph_output(eval, "y", ey);
+    OK(!rt_graph_plan(eval, rt_backend_cpu(), rt_test_cpu(), &error));
+    EXPECT_ERROR(error, "the graph whose weights this one shares is not planned yet");
+    OK(rt_test_plan(train));
+    rt_graph_free(eval);
+
+    eval = rt_graph_new_sharing(train, 0);
+    OK(rt_param(eval, "nope", RT_F32, 1, (int64_t[]){1}, rt_init_constant(0)) == NULL);
+    EXPECT_BUILD_ERROR(eval, "parameter 'nope' is not a parameter of the graph this one shares");
+    rt_graph_free(eval);
+    eval = rt_graph_new_sharing(train, 0);
+    OK(rt_param(eval, "w", RT_F32, 1, (int64_t[]){3}, rt_init_constant(0)) == NULL);
+    EXPECT_BUILD_ERROR(eval, "parameter 'w' is f32[3] here but f32[1,3] in the graph");
+    rt_graph_free(eval);
+
+    eval = rt_graph_new_sharing(train, 0);
+    ex = rt_input(eval, "x", RT_F32, 2, (int64_t[]){1, 3}, 0);
+    ew = rt_param(eval, "w", RT_F32, 2, (int64_t[]){1, 3}, rt_init_constant(7));
+    es = rt_buffer(eval, "shift", RT_F32, 1, (int64_t[]){1}, rt_init_constant(7));
+    ey = rt_add(eval, rt_linear(eval, ex, ew, NULL), es);
+    rt_graph_output(eval, "y", ey);
+    rt_set_loss(eval, rt_sum(eval, ey, RT_ALL_AXES, FALSE));
+    OK(!rt_graph_backward(eval, &error));
+    EXPECT_ERROR(error, "cannot be trained");
+    OK(rt_test_plan(eval));
+    float ones[3] = {1, 1, 1}, xs[6] = {1, 2, 3, 4, 5, 6}, out, wv[3];
+    OK(rt_graph_write(eval, ex, ones, sizeof ones, &error) && rt_test_run(eval));
+    OK(rt_graph_read(eval, ey, &out, sizeof out, &error));
+    EXPECT_NEAR(3.5, out, 0); /* the source's initial values, not the 7s */
+    OK(rt_graph_write(train, x, xs, sizeof xs, &error) && rt_test_run(train));
+    OK(rt_graph_read(train, w, wv, sizeof wv, &error));
+    OK(wv[0] < 1.0f);
+    OK(rt_test_run(eval) && rt_graph_read(eval, ey, &out, sizeof out, &error));
+    EXPECT_NEAR(wv[0] + wv[1] + wv[2] + 0.5, out, 1e-6);
+    rt_graph_free(eval);
+    rt_graph_free(train);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(shape_errors);
@@ -300,5 +357,6 @@ int main(void)
     RUN_TEST(autodiff_and_optimizer_errors);
     RUN_TEST(run_errors);
     RUN_TEST(names_losses_outputs);
+    RUN_TEST(sharing_weights);
     END_TEST;
 }

@@ -62,6 +62,12 @@ enum {
 /* Returns (transfer full) an empty graph: free with rt_graph_free(). */
 rt_graph *rt_graph_new(uint32_t flags);
 void rt_graph_free(rt_graph *g);
+/* Returns (transfer full) an empty graph whose parameters and buffers are source's: rt_param
+ * and rt_buffer find them by name (same dtype and shape) instead of creating new ones, so an
+ * inference graph reads the weights the training graph updates, without copies. source must
+ * be planned before this graph, on the same device, and outlive it; the sharing graph cannot
+ * be trained (no rt_graph_backward). */
+rt_graph *rt_graph_new_sharing(rt_graph *source, uint32_t flags);
 gboolean rt_graph_is_training(const rt_graph *g);
 
 /* Mixed precision: matmul, linear, conv2d and attention nodes created afterwards round their

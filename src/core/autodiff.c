@@ -166,6 +166,12 @@ gboolean rt_graph_backward(rt_graph *g, GError **error)
                     "rt_graph_backward: call it once, before rt_graph_add_adamw and rt_graph_plan");
         return FALSE;
     }
+    if (g->share_src) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "rt_graph_backward: this graph shares another graph's weights and cannot be "
+                    "trained; differentiate the source graph");
+        return FALSE;
+    }
     if (!g->loss) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     "rt_graph_backward: the graph has no loss; call rt_set_loss first");

@@ -22,12 +22,14 @@ typedef struct rt_tensor_impl {
     rt_tensor *grad;        /* a parameter's gradient (after rt_graph_backward) */
     rt_tensor *grad_of;     /* a gradient tensor: its parameter */
     bool fixed;             /* storage/offset set by the layout, not by the arena planner */
+    rt_tensor *shared;      /* in a graph sharing another's weights: the source's tensor */
 } rt_tensor_impl;
 
 #define RT_IMPL(t) ((rt_tensor_impl *)(t))
 
 struct rt_graph {
     uint32_t flags;
+    rt_graph *share_src;    /* parameters and buffers are this graph's (rt_graph_new_sharing) */
     rt_dtype compute_dtype;
     GError *error;          /* first construction error */
     GPtrArray *tensors;     /* rt_tensor_impl *, owned, index = id */
@@ -120,6 +122,8 @@ rt_tensor *rt_node_view(rt_graph *g, rt_node *node, rt_tensor *base, int ndim,
 /* A tensor with no producer (parameter, input, ...). */
 rt_tensor *rt_tensor_new_leaf(rt_graph *g, const char *name, rt_dtype dtype, int ndim,
                               const int64_t *shape, uint32_t flags);
+/* Whether storage s of g is its source's (a sharing graph's parameters and buffers). */
+bool rt_graph_borrows(const rt_graph *g, rt_storage s);
 /* The graph's RNG-state input, created on first use. */
 rt_tensor *rt_graph_rng_tensor(rt_graph *g);
 /* Whether the graph is in a failed state. */

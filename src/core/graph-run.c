@@ -40,12 +40,37 @@ static size_t place(GPtrArray *tensors, rt_storage storage, size_t offset)
     return align_up(offset);
 }
 
+/* a sharing graph's parameters and buffers sit where the source put them */
+static bool layout_shared(rt_graph *g, GError **error)
+{
+    rt_graph *src = g->share_src;
+    if (!src->planned) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "the graph whose weights this one shares is not planned yet: plan it first");
+        return false;
+    }
+    GPtrArray *lists[2] = {g->params, g->buffers};
+    for (int l = 0; l < 2; l++)
+        for (guint i = 0; i < lists[l]->len; i++) {
+            rt_tensor *t = g_ptr_array_index(lists[l], i), *s = RT_IMPL(t)->shared;
+            t->storage = s->storage;
+            t->offset = s->offset;
+            RT_IMPL(t)->fixed = true;
+        }
+    g->storage_size[RT_STORAGE_PARAM] = src->storage_size[RT_STORAGE_PARAM];
+    g->storage_size[RT_STORAGE_BUFFER] = src->storage_size[RT_STORAGE_BUFFER];
+    g->layout_done = true;
+    return true;
+}
+
 bool rt_graph_layout(rt_graph *g, GError **error)
 {
     if (g->layout_done)
         return true;
     if (!rt_graph_check(g, error))
         return false;
+    if (g->share_src)
+        return layout_shared(g, error);
     GPtrArray *sorted = g_ptr_array_copy(g->params, NULL, NULL);
     g_ptr_array_sort(sorted, compare_params);
     size_t size = place(sorted, RT_STORAGE_PARAM, 0);
@@ -67,7 +92,8 @@ bool rt_graph_layout(rt_graph *g, GError **error)
 /* Buffers, inputs and constants: called by rt_graph_plan once nothing can be added. */
 static void layout_rest(rt_graph *g)
 {
-    g->storage_size[RT_STORAGE_BUFFER] = place(g->buffers, RT_STORAGE_BUFFER, 0);
+    if (!g->share_src)
+        g->storage_size[RT_STORAGE_BUFFER] = place(g->buffers, RT_STORAGE_BUFFER, 0);
     g->storage_size[RT_STORAGE_INPUT] = place(g->inputs, RT_STORAGE_INPUT, 0);
     GPtrArray *consts = g_ptr_array_new();
     for (guint i = 0; i < g->tensors->len; i++) {
@@ -150,6 +176,10 @@ static gboolean allocate(rt_graph *g, GError **error)
 {
     for (int s = 1; s < RT_STORAGE_COUNT; s++) {
         size_t size = g->storage_size[s];
+        if (rt_graph_borrows(g, (rt_storage)s)) {
+            g->buf[s] = g->share_src->buf[s];
+            continue;
+        }
         if (!size)
             continue;
         if (!g->backend->buffer_alloc(g->dev, size, &g->buf[s], error))
@@ -163,7 +193,7 @@ static gboolean allocate(rt_graph *g, GError **error)
 static gboolean fill_initial(rt_graph *g, GError **error)
 {
     GPtrArray *lists[2] = {g->params, g->buffers};
-    for (int l = 0; l < 2; l++)
+    for (int l = 0; l < 2 && !g->share_src; l++)
         for (guint i = 0; i < lists[l]->len; i++)
             if (!init_tensor(g, g_ptr_array_index(lists[l], i), error))
                 return FALSE;
@@ -205,6 +235,12 @@ gboolean rt_graph_plan(rt_graph *g, const rt_backend_i *backend, rt_backend_devi
     }
     if (!rt_graph_layout(g, error))
         return FALSE;
+    if (g->share_src && (g->share_src->backend != backend || g->share_src->dev != dev)) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "rt_graph_plan: this graph shares weights with a graph planned on another "
+                    "backend or device; plan both on the same one");
+        return FALSE;
+    }
     layout_rest(g);
     size_t (*ws)(rt_backend_device *, const rt_node *) = workspace_of;
     if (backend->struct_size >= offsetof(rt_backend_i, node_workspace_size) +

@@ -32,13 +32,27 @@ rt_graph *rt_graph_new(uint32_t flags)
     return g;
 }
 
+rt_graph *rt_graph_new_sharing(rt_graph *source, uint32_t flags)
+{
+    g_return_val_if_fail(source != NULL, NULL);
+    rt_graph *g = rt_graph_new(flags);
+    g->share_src = source;
+    return g;
+}
+
+/* the storages a sharing graph borrows from its source */
+bool rt_graph_borrows(const rt_graph *g, rt_storage s)
+{
+    return g->share_src && (s == RT_STORAGE_PARAM || s == RT_STORAGE_BUFFER);
+}
+
 void rt_graph_free(rt_graph *g)
 {
     if (!g)
         return;
     if (g->backend)
         for (int s = 0; s < RT_STORAGE_COUNT; s++)
-            if (g->buf[s].size)
+            if (g->buf[s].size && !rt_graph_borrows(g, (rt_storage)s))
                 g->backend->buffer_free(g->dev, &g->buf[s]);
     if (g->exec)
         g_ptr_array_unref(g->exec);
@@ -175,6 +189,28 @@ rt_tensor *rt_tensor_new_leaf(rt_graph *g, const char *name, rt_dtype dtype, int
     return &t->pub;
 }
 
+/* In a sharing graph, a parameter or buffer is the source's tensor of that name. */
+static bool link_shared(rt_graph *g, rt_tensor *t, uint32_t kind, const char *what)
+{
+    if (!g->share_src)
+        return true;
+    rt_tensor *src = rt_graph_find(g->share_src, t->name);
+    char a[80], b[80];
+    if (!src || !(src->flags & kind)) {
+        rt_graph_fail(g, NULL, "%s '%s' is not a %s of the graph this one shares weights with",
+                      what, t->name, what);
+        return false;
+    }
+    if (src->dtype != t->dtype || !rt_shape_equal(src, t)) {
+        rt_graph_fail(g, NULL, "%s '%s' is %s here but %s in the graph this one shares weights "
+                      "with", what, t->name, rt_tensor_describe(t, a, sizeof a),
+                      rt_tensor_describe(src, b, sizeof b));
+        return false;
+    }
+    RT_IMPL(t)->shared = src;
+    return true;
+}
+
 static bool leaf_allowed(rt_graph *g, const char *what, const char *name)
 {
     if (g->backward_done) {
@@ -210,7 +246,7 @@ rt_tensor *rt_param(rt_graph *g, const char *name, rt_dtype dtype, int ndim, con
         return NULL;
     }
     rt_tensor *t = rt_tensor_new_leaf(g, name, dtype, ndim, shape, RT_TENSOR_PARAM);
-    if (!t)
+    if (!t || !link_shared(g, t, RT_TENSOR_PARAM, "parameter"))
         return NULL;
     RT_IMPL(t)->init = init;
     g_ptr_array_add(g->params, t);
@@ -227,7 +263,7 @@ rt_tensor *rt_buffer(rt_graph *g, const char *name, rt_dtype dtype, int ndim, co
         return NULL;
     }
     rt_tensor *t = rt_tensor_new_leaf(g, name, dtype, ndim, shape, RT_TENSOR_BUFFER);
-    if (!t)
+    if (!t || !link_shared(g, t, RT_TENSOR_BUFFER, "buffer"))
         return NULL;
     RT_IMPL(t)->init = init;
     g_ptr_array_add(g->buffers, t);
