@@ -494,12 +494,6 @@ bool cpu_glu_backward(rt_cpu_ctx *ctx, const rt_node *node)
  * post = elements after axis k: sample = (e / post) % B + offset, index within the sample =
  * (e / (post * B)) * post + e % post. Without a batch axis: sample 0, index e. */
 
-typedef struct rng_cursor {
-    uint64_t sample, q;
-    uint32_t w[4];
-    bool valid;
-} rng_cursor;
-
 static void rng_setup(ew_job *job, const rt_cpu_ctx *ctx, const rt_node *node, const rt_tensor *y,
                       int batch_axis, int64_t rng_id)
 {
@@ -515,38 +509,21 @@ static void rng_setup(ew_job *job, const rt_cpu_ctx *ctx, const rt_node *node, c
     }
 }
 
-static inline uint32_t rng_word(const ew_job *job, rng_cursor *cur, int64_t e)
+/* The sample and index within it of output element e, and how many elements from e on stay
+ * in the same sample with consecutive indices (up to end). */
+static inline int64_t rng_segment(const ew_job *job, int64_t e, int64_t end, uint64_t *sample,
+                                  uint64_t *within)
 {
-    uint64_t sample = 0, within = (uint64_t)e;
-    if (job->batch_axis_stride) {
-        int64_t post = job->batch_axis_stride, B = job->batch_size;
-        int64_t blk = e / post;
-        sample = (uint64_t)(blk % B + job->sample_offset);
-        within = (uint64_t)((blk / B) * post + e % post);
+    if (!job->batch_axis_stride) {
+        *sample = 0;
+        *within = (uint64_t)e;
+        return end - e;
     }
-    uint64_t q = within / 4;
-    if (!cur->valid || cur->sample != sample || cur->q != q) {
-        rt_rng_words(&job->rng, sample, q, cur->w);
-        cur->sample = sample;
-        cur->q = q;
-        cur->valid = true;
-    }
-    return cur->w[within % 4];
-}
-
-/* the two words Box-Muller pairs with word e (e and its partner in the same block) */
-static inline double rng_normal(const ew_job *job, rng_cursor *cur, int64_t e)
-{
-    uint64_t within = (uint64_t)e;
-    if (job->batch_axis_stride) {
-        int64_t post = job->batch_axis_stride, B = job->batch_size;
-        within = (uint64_t)((e / post / B) * post + e % post);
-    }
-    (void)rng_word(job, cur, e); /* loads the block */
-    int lane = (int)(within % 4);
-    double z0, z1;
-    rt_rng_normal2(cur->w[lane & 2], cur->w[(lane & 2) + 1], &z0, &z1);
-    return (lane & 1) ? z1 : z0;
+    int64_t post = job->batch_axis_stride, B = job->batch_size;
+    int64_t blk = e / post, in_blk = e % post;
+    *sample = (uint64_t)(blk % B + job->sample_offset);
+    *within = (uint64_t)((blk / B) * post + in_blk);
+    return MIN(post - in_blk, end - e);
 }
 
 #define DROPOUT_ROW(NAME, T)                                                                   \
@@ -557,9 +534,21 @@ static inline double rng_normal(const ew_job *job, rng_cursor *cur, int64_t e)
         T *y = (T *)y_;                                                                        \
         const T *a = (const T *)a_;                                                            \
         const T scale = (T)job->s;                                                             \
-        rng_cursor cur = {0};                                                                  \
-        for (int64_t i = 0; i < n; i++)                                                        \
-            y[i] = rng_word(job, &cur, e0 + i) >= job->threshold ? a[i * sa] * scale : (T)0;  \
+        const uint32_t thr = job->threshold;                                                   \
+        uint32_t w[RT_RNG_CHUNK];                                                              \
+        for (int64_t i = 0; i < n;) {                                                          \
+            uint64_t sample, within;                                                           \
+            int64_t seg = rng_segment(job, e0 + i, e0 + n, &sample, &within);                  \
+            int c = rt_rng_chunk(within, seg);                                                 \
+            rt_rng_fill(&job->rng, sample, within, c, w);                                      \
+            if (sa == 1)                                                                       \
+                for (int k = 0; k < c; k++)                                                    \
+                    y[i + k] = w[k] >= thr ? a[i + k] * scale : (T)0;                          \
+            else                                                                               \
+                for (int k = 0; k < c; k++)                                                    \
+                    y[i + k] = w[k] >= thr ? a[(i + k) * sa] * scale : (T)0;                   \
+            i += c;                                                                            \
+        }                                                                                      \
     }
 
 DROPOUT_ROW(dropout_f32, float)
@@ -596,14 +585,31 @@ typedef struct rand_job {
 static void rand_range(void *arg, int64_t begin, int64_t end)
 {
     rand_job *j = arg;
-    rng_cursor cur = {0};
-    for (int64_t e = begin; e < end; e++) {
-        double v = j->normal ? j->a + j->b * rng_normal(&j->ew, &cur, e)
-                             : j->a + (j->b - j->a) * rt_rng_unit(rng_word(&j->ew, &cur, e));
-        if (j->f64)
-            ((double *)j->y)[e] = v;
-        else
-            ((float *)j->y)[e] = (float)v;
+    /* whole blocks of four, so a normal's Box-Muller partner word is always at hand */
+    uint32_t w[RT_RNG_CHUNK + 4];
+    for (int64_t e = begin; e < end;) {
+        uint64_t sample, within;
+        int64_t seg = rng_segment(&j->ew, e, end, &sample, &within);
+        int c = rt_rng_chunk(within, seg);
+        uint64_t first = within - within % 4;
+        int span = (int)(within % 4) + c;
+        rt_rng_fill(&j->ew.rng, sample, first, (span + 3) / 4 * 4, w);
+        for (int k = 0; k < c; k++) {
+            int at = (int)(within % 4) + k;
+            double v;
+            if (j->normal) {
+                double z0, z1;
+                rt_rng_normal2(w[at & ~1], w[at | 1], &z0, &z1);
+                v = j->a + j->b * ((at & 1) ? z1 : z0);
+            } else {
+                v = j->a + (j->b - j->a) * rt_rng_unit(w[at]);
+            }
+            if (j->f64)
+                ((double *)j->y)[e + k] = v;
+            else
+                ((float *)j->y)[e + k] = (float)v;
+        }
+        e += c;
     }
 }
 

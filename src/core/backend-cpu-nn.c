@@ -523,17 +523,22 @@ typedef struct att_job {
     int64_t cd;
 } att_job;
 
-/* the dropout words of row (h, l) of batch element b: index (h * L + l) * S + s in the sample */
-static inline uint32_t att_word(const att_job *j, int64_t row, int64_t s, uint64_t *q_loaded,
-                                uint32_t w[4])
-{
-    uint64_t within = (uint64_t)(row * j->a->S + s), q = within / 4;
-    if (*q_loaded != q) {
-        rt_rng_words(&j->rng, (uint64_t)j->sample, q, w);
-        *q_loaded = q;
-    }
-    return w[within % 4];
-}
+/* Applies the dropout mask of row (h, l) of batch element b (indices (h * L + l) * S + s in the
+ * sample) to src -> dst, scaling kept values; dst may equal src. */
+#define ATT_DROP_ROW(T, j, row, src, dst)                                                      \
+    do {                                                                                       \
+        uint32_t w_[RT_RNG_CHUNK];                                                             \
+        int64_t S_ = (j)->a->S;                                                                \
+        const T ks_ = (T)(j)->keep_scale;                                                      \
+        for (int64_t s0 = 0; s0 < S_;) {                                                       \
+            uint64_t within = (uint64_t)((row) * S_ + s0);                                     \
+            int c_ = rt_rng_chunk(within, S_ - s0);                                            \
+            rt_rng_fill(&(j)->rng, (uint64_t)(j)->sample, within, c_, w_);                     \
+            for (int k = 0; k < c_; k++)                                                       \
+                (dst)[s0 + k] = w_[k] >= (j)->threshold ? (src)[s0 + k] * ks_ : (T)0;          \
+            s0 += c_;                                                                          \
+        }                                                                                      \
+    } while (0)
 
 #define ATT_KERNELS(T, SFX, EXP)                                                               \
     static void att_softmax_##SFX(void *arg, int64_t begin, int64_t end)                       \
@@ -558,12 +563,7 @@ static inline uint32_t att_word(const att_job *j, int64_t row, int64_t s, uint64
             for (int64_t s = 0; s < S; s++)                                                    \
                 p[s] *= inv;                                                                   \
             if (j->dropout) {                                                                  \
-                uint64_t q = UINT64_MAX;                                                       \
-                uint32_t w[4];                                                                 \
-                for (int64_t s = 0; s < S; s++)                                                \
-                    pd[s] = att_word(j, row, s, &q, w) >= j->threshold                         \
-                                ? p[s] * (T)j->keep_scale                                      \
-                                : (T)0;                                                        \
+                ATT_DROP_ROW(T, j, row, p, pd);                                                \
             } else if (pd != p) {                                                              \
                 memcpy(pd, p, sizeof(T) * (size_t)S);                                          \
             }                                                                                  \
@@ -577,12 +577,10 @@ static inline uint32_t att_word(const att_job *j, int64_t row, int64_t s, uint64
         for (int64_t row = begin; row < end; row++) {                                          \
             const T *p = (const T *)j->p + row * S;                                            \
             T *pd = (T *)j->pd + row * S;                                                      \
-            uint64_t q = UINT64_MAX;                                                           \
-            uint32_t w[4];                                                                     \
-            for (int64_t s = 0; s < S; s++)                                                    \
-                pd[s] = !j->dropout || att_word(j, row, s, &q, w) >= j->threshold              \
-                            ? p[s] * (T)j->keep_scale                                          \
-                            : (T)0;                                                            \
+            if (j->dropout)                                                                    \
+                ATT_DROP_ROW(T, j, row, p, pd);                                                \
+            else                                                                               \
+                memcpy(pd, p, sizeof(T) * (size_t)S);                                          \
         }                                                                                      \
     }                                                                                          \
     /* dp (gradient of pd) -> gradient of the scores: dropout mask, then softmax backward */   \
@@ -593,14 +591,8 @@ static inline uint32_t att_word(const att_job *j, int64_t row, int64_t s, uint64
         for (int64_t row = begin; row < end; row++) {                                          \
             const T *p = (const T *)j->p + row * S;                                            \
             T *dp = (T *)j->dp + row * S;                                                      \
-            if (j->dropout) {                                                                  \
-                uint64_t q = UINT64_MAX;                                                       \
-                uint32_t w[4];                                                                 \
-                for (int64_t s = 0; s < S; s++)                                                \
-                    dp[s] = att_word(j, row, s, &q, w) >= j->threshold                         \
-                                ? dp[s] * (T)j->keep_scale                                     \
-                                : (T)0;                                                        \
-            }                                                                                  \
+            if (j->dropout)                                                                    \
+                ATT_DROP_ROW(T, j, row, dp, dp);                                               \
             double dot = 0;                                                                    \
             for (int64_t s = 0; s < S; s++)                                                    \
                 dot += (double)dp[s] * p[s];                                                   \
