@@ -9,6 +9,9 @@
 #include <robotrain/plugin.h>
 #include <robotrain/plugin-loader.h>
 #include <robotrain/backend.h>
+#include <robotrain/tensor.h>
+#include <robotrain/graph.h>
+#include <robotrain/ops.h>
 #include <robotrain/safetensors.h>
 #include <robotrain/world.h>
 #include <robotrain/store.h>
