@@ -22,8 +22,8 @@
 
 typedef struct fixture {
     hub_server server;
-    char *dir;       /* caches and local folders of this test */
-    char *commit_a;  /* the files of SHA_A (tag v3.0), SHA_B (main), SHA_M (a model) */
+    char *dir;      /* caches and local folders of this test */
+    char *commit_a; /* the files of SHA_A (tag v3.0), SHA_B (main), SHA_M (a model) */
     char *commit_b;
     char *commit_m;
     rt_hub_config *config;
@@ -65,8 +65,7 @@ static gboolean make_commit_a(const char *dir)
             return FALSE;
     }
     g_free(shared);
-    return hub_write(dir, "hello.txt", "hello\n", 6) &&
-           hub_write(dir, "README.md", "# tiny\n", -1);
+    return hub_write(dir, "hello.txt", "hello\n", 6) && hub_write(dir, "README.md", "# tiny\n", -1);
 }
 
 /* Commit B (main): A with another meta/info.json and one more data file. */
@@ -84,9 +83,10 @@ static gboolean make_commit_b(const char *a, const char *b)
             return FALSE;
     }
     guint8 *more = hub_bytes(4000, 7);
-    gboolean ok = hub_write(b, "meta/info.json", "{\"codebase_version\": \"v3.0\", \"commit\": \"B\"}\n", -1) &&
-                  hub_write(b, "data/chunk-000/file-001.parquet", more, 4000) &&
-                  hub_write(b, "hello.txt", "hello\n", 6) && hub_write(b, "README.md", "# tiny\n", -1);
+    gboolean ok =
+        hub_write(b, "meta/info.json", "{\"codebase_version\": \"v3.0\", \"commit\": \"B\"}\n", -1) &&
+        hub_write(b, "data/chunk-000/file-001.parquet", more, 4000) &&
+        hub_write(b, "hello.txt", "hello\n", 6) && hub_write(b, "README.md", "# tiny\n", -1);
     g_free(more);
     return ok;
 }
@@ -130,8 +130,8 @@ static int fixture_setup(fixture *f, int page_size)
     char *main_m = g_strdup_printf("\"main\": \"%s\"", SHA_M);
     char *v30 = g_strdup_printf("\"v3.0\": \"%s\"", SHA_A);
     char *old = g_strdup_printf("\"v2.0\": \"%s\", \"v2.1\": \"%s\"", SHA_A, SHA_A);
-    char *newer = g_strdup_printf("\"v3.1\": \"%s\", \"v3.0.1\": \"%s\", \"v2.1\": \"%s\"", SHA_A,
-                                  SHA_A, SHA_A);
+    char *newer =
+        g_strdup_printf("\"v3.1\": \"%s\", \"v3.0.1\": \"%s\", \"v2.1\": \"%s\"", SHA_A, SHA_A, SHA_A);
     char *ancient = g_strdup_printf("\"v1.6\": \"%s\"", SHA_A);
     char *repos[] = {
         repo_json("dataset", "lerobot/tiny", "", both, main_b, v30),
@@ -202,12 +202,12 @@ static void fixture_teardown(fixture *f)
     g_free(f->commit_m);
 }
 
-#define SETUP(f, page)                                                                    \
-    do {                                                                                  \
-        int rc_ = fixture_setup(&(f), (page));                                            \
-        if (rc_ == 77)                                                                    \
-            SKIP_ALL("python3 is not installed");                                         \
-        OK1(rc_ == 0, "the loopback Hub stand-in starts");                                \
+#define SETUP(f, page)                                                                                       \
+    do {                                                                                                     \
+        int rc_ = fixture_setup(&(f), (page));                                                               \
+        if (rc_ == 77)                                                                                       \
+            SKIP_ALL("python3 is not installed");                                                            \
+        OK1(rc_ == 0, "the loopback Hub stand-in starts");                                                   \
     } while (0)
 
 static rt_hub *client(const rt_hub_config *config)
@@ -264,8 +264,7 @@ static guint count_files(const char *dir, const char *suffix)
 
 static rt_hub_snapshot_options dataset(const char *revision)
 {
-    rt_hub_snapshot_options o = {.type = RT_HUB_DATASET, .repo_id = "lerobot/tiny",
-                                 .revision = revision};
+    rt_hub_snapshot_options o = {.type = RT_HUB_DATASET, .repo_id = "lerobot/tiny", .revision = revision};
     return o;
 }
 
@@ -368,8 +367,8 @@ DEF_TEST(snapshot_cache_layout)
     }
     EXPECT_EQ_INT(4, to_storage); /* the LFS files: 3 parquet + 1 mp4 */
     EXPECT_EQ_INT(hub_requests, with_token);
-    JsonNode *head = hub_log_find(log, "^HEAD /datasets/lerobot/tiny/resolve/" SHA_A "/hello.txt$",
-                                  "hub", FALSE);
+    JsonNode *head =
+        hub_log_find(log, "^HEAD /datasets/lerobot/tiny/resolve/" SHA_A "/hello.txt$", "hub", FALSE);
     OK(head != NULL);
     EXPECT_EQ_STR("identity", hub_log_header(head, "accept-encoding"));
 
@@ -463,8 +462,8 @@ DEF_TEST(offline_reuse)
     rt_hub_snapshot_options o = dataset("v3.0");
     char *online = rt_hub_snapshot_download(hub, &o, &err);
     EXPECT_NO_ERROR(err);
-    char *file = rt_hub_download_file(hub, RT_HUB_MODEL, "user/backbone", NULL,
-                                      "model.safetensors", NULL, &err);
+    char *file =
+        rt_hub_download_file(hub, RT_HUB_MODEL, "user/backbone", NULL, "model.safetensors", NULL, &err);
     EXPECT_NO_ERROR(err);
     rt_hub_free(hub);
 
@@ -480,8 +479,8 @@ DEF_TEST(offline_reuse)
     char *again = rt_hub_snapshot_download(hub, &o, &err);
     EXPECT_NO_ERROR(err);
     EXPECT_EQ_STR(online, again);
-    char *file_again = rt_hub_download_file(hub, RT_HUB_MODEL, "user/backbone", "main",
-                                            "model.safetensors", NULL, &err);
+    char *file_again =
+        rt_hub_download_file(hub, RT_HUB_MODEL, "user/backbone", "main", "model.safetensors", NULL, &err);
     EXPECT_NO_ERROR(err);
     EXPECT_EQ_STR(file, file_again);
     EXPECT_EQ_INT(0, rt_hub_request_count(hub));
@@ -493,8 +492,8 @@ DEF_TEST(offline_reuse)
     OK(err && strstr(err->message, "dataset repository 'lerobot/tiny'"));
     OK(err && strstr(err->message, "HF_HUB_OFFLINE"));
     EXPECT_ERROR(err, "revision 'main'");
-    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", "meta/missing.json",
-                            NULL, &err) == NULL);
+    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", "meta/missing.json", NULL, &err) ==
+       NULL);
     OK(err && strstr(err->message, "revision 'v3.0'"));
     OK(err && strstr(err->message, "run once with network access"));
     OK(err && strstr(err->message, "--dataset.root"));
@@ -517,8 +516,7 @@ DEF_TEST(offline_reuse)
     EXPECT_NO_ERROR(err);
     EXPECT_EQ_STR(online, down);
     EXPECT_EQ_INT(1, rt_hub_request_count(hub));
-    char *hello = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", "hello.txt",
-                                       NULL, &err);
+    char *hello = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", "hello.txt", NULL, &err);
     EXPECT_NO_ERROR(err);
     OK(hello && g_str_has_suffix(hello, "snapshots/" SHA_A "/hello.txt"));
     /* by commit sha, fully cached: no request */
@@ -591,12 +589,13 @@ DEF_TEST(revision_pinning)
     EXPECT_EQ_INT(10, count_files(blobs, NULL));
     /* each distinct content was fetched once: B's 9 files, then A's own info.json */
     GPtrArray *log = hub_server_log(&f.server);
-    EXPECT_EQ_INT(8 + 2, hub_log_count(log, "^GET ", "storage") + hub_log_count(log, "^GET /datasets/", "hub"));
+    EXPECT_EQ_INT(8 + 2,
+                  hub_log_count(log, "^GET ", "storage") + hub_log_count(log, "^GET /datasets/", "hub"));
     g_ptr_array_unref(log);
 
     /* the single-file call pins the same way */
-    char *one = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", SHA_A,
-                                     "meta/info.json", NULL, &err);
+    char *one =
+        rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", SHA_A, "meta/info.json", NULL, &err);
     EXPECT_NO_ERROR(err);
     OK(same_file(one, src_a));
     g_free(one);
@@ -647,8 +646,7 @@ DEF_TEST(errors_name_what_is_wrong)
     g_free(anon->token);
     anon->token = g_strdup("hf_wrong_secret_value");
     hub = client(anon);
-    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "hello.txt", NULL,
-                            &err) == NULL);
+    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "hello.txt", NULL, &err) == NULL);
     OK(err && !strstr(err->message, "hf_wrong_secret_value"));
     EXPECT_ERROR(err, "refused the token");
     rt_hub_free(hub);
@@ -660,7 +658,7 @@ DEF_TEST(errors_name_what_is_wrong)
     OK(rt_hub_snapshot_download(hub, &o, &err) == NULL);
     OK(err && strstr(err->message, "is gated"));
     OK(err && !strstr(err->message, TOKEN));
-    EXPECT_ERROR(err, "accept its terms at " );
+    EXPECT_ERROR(err, "accept its terms at ");
     /* no such repository (with a token: 404) */
     o.repo_id = "lerobot/tinny";
     OK(rt_hub_snapshot_download(hub, &o, &err) == NULL);
@@ -672,13 +670,13 @@ DEF_TEST(errors_name_what_is_wrong)
     OK(err && err->code == RT_ERROR_NOT_FOUND);
     EXPECT_ERROR(err, "revision 'v9.9' does not exist in dataset repository 'lerobot/tiny'");
     /* no such file: 404, named, and remembered under .no_exist */
-    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "meta/nope.json", NULL,
-                            &err) == NULL);
+    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "meta/nope.json", NULL, &err) ==
+       NULL);
     OK(err && err->code == RT_ERROR_NOT_FOUND);
     EXPECT_ERROR(err, "file 'meta/nope.json' does not exist in dataset repository 'lerobot/tiny' "
                       "at revision 'main'");
-    char *marker = g_build_filename(f.config->hub_cache, "datasets--lerobot--tiny", ".no_exist",
-                                    SHA_B, "meta", "nope.json", NULL);
+    char *marker = g_build_filename(f.config->hub_cache, "datasets--lerobot--tiny", ".no_exist", SHA_B,
+                                    "meta", "nope.json", NULL);
     OK(g_file_test(marker, G_FILE_TEST_EXISTS));
     /* a file asked for by name in a snapshot */
     const char *const wrong[] = {"meta/info.jsn", NULL};
@@ -693,8 +691,7 @@ DEF_TEST(errors_name_what_is_wrong)
     EXPECT_ERROR(err, "is not a Hub repository id");
     OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "../../x", "a", NULL, &err) == NULL);
     EXPECT_ERROR(err, "is not a revision");
-    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "../secret", NULL,
-                            &err) == NULL);
+    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "../secret", NULL, &err) == NULL);
     EXPECT_ERROR(err, "is not a file path inside a repository");
     EXPECT_EQ_INT(before, rt_hub_request_count(hub));
 
@@ -738,11 +735,11 @@ DEF_TEST(retry_500_then_success)
 
     /* a 503 with Retry-After: 1 waits that long */
     OK(hub_server_reset(&f.server));
-    OK(hub_server_faults(&f.server, "[{\"match\": \"^HEAD /datasets/lerobot/tiny/resolve/main/hello.txt$\", "
-                                    "\"times\": 2, \"status\": 503, \"headers\": {\"Retry-After\": \"1\"}}]"));
+    OK(hub_server_faults(&f.server,
+                         "[{\"match\": \"^HEAD /datasets/lerobot/tiny/resolve/main/hello.txt$\", "
+                         "\"times\": 2, \"status\": 503, \"headers\": {\"Retry-After\": \"1\"}}]"));
     gint64 t0 = g_get_monotonic_time();
-    char *hello = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "hello.txt",
-                                       NULL, &err);
+    char *hello = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "hello.txt", NULL, &err);
     double waited = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
     EXPECT_NO_ERROR(err);
     log = hub_server_log(&f.server);
@@ -777,13 +774,12 @@ DEF_TEST(interrupted_download_resumes)
     gsize size = 0;
     char *sha = data_sha(&f, &size);
     gsize half = size / 2;
-    char *rule = g_strdup_printf("[{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"drop_after\": %" G_GSIZE_FORMAT "}]",
-                                 sha, half);
+    char *rule = g_strdup_printf(
+        "[{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"drop_after\": %" G_GSIZE_FORMAT "}]", sha, half);
     OK(hub_server_faults(&f.server, rule));
     rt_hub *hub = client(f.config);
     GError *err = NULL;
-    char *file = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", DATA_FILE,
-                                      NULL, &err);
+    char *file = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", DATA_FILE, NULL, &err);
     EXPECT_NO_ERROR(err);
     char *src = g_build_filename(f.commit_a, DATA_FILE, NULL);
     OK(same_file(file, src));
@@ -836,9 +832,10 @@ DEF_TEST(interrupted_download_resumes)
     once->hub_cache = g_strdup(cache3);
     once->max_retries = 3;
     OK(hub_server_reset(&f.server));
-    char *rules = g_strdup_printf("[{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"drop_after\": %" G_GSIZE_FORMAT "}, "
-                                  "{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"ignore_range\": true}]",
-                                  sha, half, sha);
+    char *rules =
+        g_strdup_printf("[{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"drop_after\": %" G_GSIZE_FORMAT "}, "
+                        "{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"ignore_range\": true}]",
+                        sha, half, sha);
     OK(hub_server_faults(&f.server, rules));
     hub = client(once);
     file = rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", DATA_FILE, NULL, &err);
@@ -874,7 +871,8 @@ DEF_TEST(corrupted_download_is_refused)
     GError *err = NULL;
     char *rule = g_strdup_printf("[{\"match\": \"^GET /cdn/%s\", \"times\": 1, \"corrupt\": true}, "
                                  "{\"match\": \"^GET /datasets/lerobot/tiny/resolve/main/hello.txt\", "
-                                 "\"times\": 1, \"corrupt\": true}]", sha);
+                                 "\"times\": 1, \"corrupt\": true}]",
+                                 sha);
     OK(hub_server_faults(&f.server, rule));
     OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "v3.0", DATA_FILE, NULL, &err) == NULL);
     OK(err && err->code == RT_ERROR_NETWORK);
@@ -895,11 +893,12 @@ DEF_TEST(corrupted_download_is_refused)
     rt_hub *hub0 = client(once);
     g_free(rule);
     rule = g_strdup_printf("[{\"match\": \"^HEAD /datasets/lerobot/tiny/resolve/v3.0/%s\", \"times\": 1, "
-                           "\"size_delta\": 10}]", DATA_FILE);
+                           "\"size_delta\": 10}]",
+                           DATA_FILE);
     OK(hub_server_faults(&f.server, rule));
     OK(rt_hub_download_file(hub0, RT_HUB_DATASET, "lerobot/tiny", "v3.0", DATA_FILE, NULL, &err) == NULL);
-    char *msg = g_strdup_printf("the body ended after %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes",
-                                size, size + 10);
+    char *msg = g_strdup_printf("the body ended after %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes", size,
+                                size + 10);
     EXPECT_ERROR(err, msg);
     g_free(msg);
     rt_hub_free(hub0);
@@ -965,6 +964,20 @@ DEF_TEST(local_dir_mode)
     EXPECT_EQ_STR(root, offline);
     EXPECT_EQ_INT(0, rt_hub_request_count(hub));
 
+    rt_hub_free(hub);
+    /* a local folder with no refs recorded anywhere (copied by hand): used as it is, offline,
+     * as long as the files named are there */
+    g_free(off->hub_cache);
+    off->hub_cache = g_build_filename(f.dir, "empty-cache", NULL);
+    hub = client(off);
+    char *copied = rt_hub_snapshot_download(hub, &o, &err);
+    EXPECT_NO_ERROR(err);
+    EXPECT_EQ_STR(root, copied);
+    const char *const absent[] = {"data/chunk-000/file-001.parquet", NULL};
+    o.allow_patterns = absent;
+    OK(rt_hub_snapshot_download(hub, &o, &err) == NULL);
+    EXPECT_ERROR(err, "'data/chunk-000/file-001.parquet' of dataset repository 'lerobot/tiny'");
+    g_free(copied);
     g_free(offline);
     rt_hub_config_free(off);
     g_free(again);
@@ -1021,8 +1034,8 @@ DEF_TEST(dataset_versions)
     char *dir = rt_hub_dataset_download(hub, "lerobot/tiny", NULL, meta, NULL, &revision, &err);
     EXPECT_NO_ERROR(err);
     EXPECT_EQ_STR("v3.0", revision);
-    char *want = g_build_filename(f.config->lerobot_home, "hub", "datasets--lerobot--tiny",
-                                  "snapshots", SHA_A, NULL);
+    char *want =
+        g_build_filename(f.config->lerobot_home, "hub", "datasets--lerobot--tiny", "snapshots", SHA_A, NULL);
     EXPECT_EQ_STR(want, dir);
     char *info = g_build_filename(dir, "meta/info.json", NULL);
     char *data = g_build_filename(dir, DATA_FILE, NULL);
@@ -1106,7 +1119,8 @@ DEF_TEST(progress_and_cancel)
     g_free(file);
 
     l.cancel = TRUE;
-    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "meta/info.json", NULL, &err) == NULL);
+    OK(rt_hub_download_file(hub, RT_HUB_DATASET, "lerobot/tiny", "main", "meta/info.json", NULL, &err) ==
+       NULL);
     EXPECT_ERROR(err, "cancelled");
     g_free(l.path);
     g_free(sha);

@@ -75,12 +75,12 @@ static void fixture_teardown(fixture *f)
     g_free(f->weights);
 }
 
-#define SETUP(f, chunk)                                                                   \
-    do {                                                                                  \
-        int rc_ = fixture_setup(&(f), (chunk));                                           \
-        if (rc_ == 77)                                                                    \
-            SKIP_ALL("python3 is not installed");                                         \
-        OK1(rc_ == 0, "the loopback Hub stand-in starts");                                \
+#define SETUP(f, chunk)                                                                                      \
+    do {                                                                                                     \
+        int rc_ = fixture_setup(&(f), (chunk));                                                              \
+        if (rc_ == 77)                                                                                       \
+            SKIP_ALL("python3 is not installed");                                                            \
+        OK1(rc_ == 0, "the loopback Hub stand-in starts");                                                   \
     } while (0)
 
 static rt_hub *client(const rt_hub_config *config)
@@ -177,8 +177,8 @@ DEF_TEST(push_folder_wire_format)
     rt_hub *hub = client(f.config);
     GError *err = NULL;
     const char *const tags[] = {"pusht", NULL};
-    rt_hub_model_card card = {.policy_type = "act", .dataset_repo_id = "lerobot/pusht",
-                              .repo_id = "user/act-test", .tags = tags};
+    rt_hub_model_card card = {
+        .policy_type = "act", .dataset_repo_id = "lerobot/pusht", .repo_id = "user/act-test", .tags = tags};
     char *readme = rt_hub_model_card_render(&card, NULL);
     rt_hub_push_blob blob = {"README.md", readme, strlen(readme)};
     rt_hub_push_options o = push_options(&f, &blob);
@@ -324,10 +324,14 @@ DEF_TEST(push_folder_wire_format)
     /* the order of the calls */
     guint i_create = 0, i_pre = 0, i_put = 0, i_commit = 0;
     for (guint i = 0; i < log->len; i++) {
-        if (log->pdata[i] == create) i_create = i;
-        if (log->pdata[i] == pre) i_pre = i;
-        if (log->pdata[i] == put) i_put = i;
-        if (log->pdata[i] == commit) i_commit = i;
+        if (log->pdata[i] == create)
+            i_create = i;
+        if (log->pdata[i] == pre)
+            i_pre = i;
+        if (log->pdata[i] == put)
+            i_put = i;
+        if (log->pdata[i] == commit)
+            i_commit = i;
     }
     OK(i_create < i_pre && i_pre < i_put && i_put < i_commit);
     g_ptr_array_unref(log);
@@ -336,8 +340,8 @@ DEF_TEST(push_folder_wire_format)
     GBytes *held = hub_server_file(&f.server, "model", "user/act-test", "main", "model.safetensors");
     OK(hub_same_bytes(held, f.weights, WEIGHTS_BYTES));
     g_bytes_unref(held);
-    char *back = rt_hub_download_file(hub, RT_HUB_MODEL, "user/act-test", NULL, "model.safetensors",
-                                      NULL, &err);
+    char *back =
+        rt_hub_download_file(hub, RT_HUB_MODEL, "user/act-test", NULL, "model.safetensors", NULL, &err);
     EXPECT_NO_ERROR(err);
     GBytes *got = hub_read(back);
     OK(hub_same_bytes(got, f.weights, WEIGHTS_BYTES));
@@ -577,7 +581,9 @@ DEF_TEST(model_card)
                   "- pusht",
                   meta);
     g_free(meta);
-    rt_hub_model_card odd = {.policy_type = "act", .license = "mit", .base_model = "lerobot/x",
+    rt_hub_model_card odd = {.policy_type = "act",
+                             .license = "mit",
+                             .base_model = "lerobot/x",
                              .tags = (const char *const[]){"2.0", "it's", "yes", "a:b", NULL}};
     meta = rt_hub_model_card_metadata(&odd);
     EXPECT_EQ_STR("base_model: lerobot/x\n"

@@ -65,14 +65,14 @@ const char *rt_hub_repo_type_name(rt_hub_repo_type type);
 /* Where and how to talk to the Hub. Every string is g_malloc'ed and owned by the config: to
  * change one, g_free() it and store a g_strdup(). */
 typedef struct rt_hub_config {
-    char *endpoint;     /* HF_ENDPOINT without trailing '/'; default https://huggingface.co */
-    char *token;        /* HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file; NULL: none */
-    char *token_path;   /* HF_TOKEN_PATH, default $HF_HOME/token (named in hints) */
-    char *hf_home;      /* HF_HOME, default $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface */
-    char *hub_cache;    /* HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE, default $HF_HOME/hub */
-    char *lerobot_home; /* HF_LEROBOT_HOME, default $HF_HOME/lerobot; datasets go to <it>/hub */
-    char *user_agent;   /* "robotrain/<version>; libcurl/<version>" */
-    gboolean offline;   /* HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is 1/ON/YES/TRUE: no HTTP */
+    char *endpoint;            /* HF_ENDPOINT without trailing '/'; default https://huggingface.co */
+    char *token;               /* HF_TOKEN, else HUGGING_FACE_HUB_TOKEN, else the token file; NULL: none */
+    char *token_path;          /* HF_TOKEN_PATH, default $HF_HOME/token (named in hints) */
+    char *hf_home;             /* HF_HOME, default $XDG_CACHE_HOME/huggingface or ~/.cache/huggingface */
+    char *hub_cache;           /* HF_HUB_CACHE, else HUGGINGFACE_HUB_CACHE, default $HF_HOME/hub */
+    char *lerobot_home;        /* HF_LEROBOT_HOME, default $HF_HOME/lerobot; datasets go to <it>/hub */
+    char *user_agent;          /* "robotrain/<version>; libcurl/<version>" */
+    gboolean offline;          /* HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE is 1/ON/YES/TRUE: no HTTP */
     double etag_timeout_s;     /* HF_HUB_ETAG_TIMEOUT, default 10: a whole metadata request */
     double download_timeout_s; /* HF_HUB_DOWNLOAD_TIMEOUT, default 10: connect, or no byte */
     int max_retries;           /* 5: attempts after the first one */
@@ -108,12 +108,12 @@ guint rt_hub_request_count(const rt_hub *hub);
 /* Progress of one transfer, reported about every 100 ms and at its end. */
 typedef struct rt_hub_progress {
     const char *repo_id;
-    const char *path;   /* the file in the repository */
-    gboolean upload;    /* FALSE: download */
-    guint64 done;       /* bytes of the file done (a resumed download starts above 0) */
-    guint64 total;      /* the file's size; 0 when unknown */
-    guint file_index;   /* 1-based position of the file in a snapshot or push, else 1 */
-    guint n_files;      /* files in that snapshot or push, else 1 */
+    const char *path; /* the file in the repository */
+    gboolean upload;  /* FALSE: download */
+    guint64 done;     /* bytes of the file done (a resumed download starts above 0) */
+    guint64 total;    /* the file's size; 0 when unknown */
+    guint file_index; /* 1-based position of the file in a snapshot or push, else 1 */
+    guint n_files;    /* files in that snapshot or push, else 1 */
 } rt_hub_progress;
 
 /* Return FALSE to cancel: the call then fails with "cancelled" (RT_ERROR_NETWORK). */
@@ -136,8 +136,7 @@ gboolean rt_hub_is_commit_sha(const char *revision);
  * and none of ignore (NULL: none). Patterns are fnmatch globs on the whole path ('*' also
  * matches '/', '?', [abc], [!abc]); a pattern ending in '/' means everything below that folder
  * ("meta/" is "meta/" plus "*"). Both lists are NULL-terminated. */
-gboolean rt_hub_match_patterns(const char *path, const char *const *allow,
-                               const char *const *ignore);
+gboolean rt_hub_match_patterns(const char *path, const char *const *allow, const char *const *ignore);
 
 /* ---- looking at a repository ------------------------------------------------------------ */
 
@@ -153,15 +152,14 @@ typedef struct rt_hub_refs {
 } rt_hub_refs;
 
 /* GET /api/<type>s/<repo>/refs. Returns (transfer full): free with rt_hub_refs_free(). */
-rt_hub_refs *rt_hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                              GError **error);
+rt_hub_refs *rt_hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, GError **error);
 void rt_hub_refs_free(rt_hub_refs *refs);
 
 /* The commit sha a revision (branch, tag or sha; NULL: "main") resolves to, asking the Hub
  * (GET /api/<type>s/<repo>/revision/<rev>); offline or when the Hub is unreachable, the cache's
  * refs/<revision> under cache_dir (NULL: HF_HUB_CACHE). Returns (transfer full): g_free(). */
-char *rt_hub_resolve_revision(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                              const char *revision, const char *cache_dir, GError **error);
+char *rt_hub_resolve_revision(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                              const char *cache_dir, GError **error);
 
 /* One file of a repository at a commit (the tree listing). */
 typedef struct rt_hub_entry {
@@ -177,8 +175,8 @@ void rt_hub_entry_free(rt_hub_entry *entry);
 /* Every file at a revision (GET .../tree/<rev>?recursive=true, following the pages), folders
  * left out, in the server's order. Returns (transfer full) an array of rt_hub_entry * that
  * frees its elements: g_ptr_array_unref(). */
-GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                             const char *revision, GError **error);
+GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                             GError **error);
 
 /* ---- downloading ------------------------------------------------------------------------ */
 
@@ -186,9 +184,8 @@ GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *rep
  * (NULL: HF_HUB_CACHE), revision NULL meaning "main". Returns (transfer full) the path of the
  * file in snapshots/<commit>/ (a symlink into blobs/): g_free(). A cached file is returned with
  * no transfer; offline, a missing one is an RT_ERROR_NOT_FOUND. */
-char *rt_hub_download_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                           const char *revision, const char *path, const char *cache_dir,
-                           GError **error);
+char *rt_hub_download_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                           const char *path, const char *cache_dir, GError **error);
 
 typedef struct rt_hub_snapshot_options {
     rt_hub_repo_type type;
@@ -205,8 +202,7 @@ typedef struct rt_hub_snapshot_options {
  * Offline or unreachable: the cached snapshot of refs/<revision>, checked against the cached
  * listing (and the literal file names among allow_patterns), so a missing file is an error
  * naming it. Returns (transfer full) the folder snapshots/<commit> (or local_dir): g_free(). */
-char *rt_hub_snapshot_download(rt_hub *hub, const rt_hub_snapshot_options *options,
-                               GError **error);
+char *rt_hub_snapshot_download(rt_hub *hub, const rt_hub_snapshot_options *options, GError **error);
 
 /* LeRobot's choice of a dataset revision: the first entry of wanted (NULL: {"v3.0", "v2.1"})
  * that is a branch or tag of the repository, else the highest version with the same major and a
@@ -223,16 +219,16 @@ char *rt_hub_dataset_pick_version(rt_hub *hub, const char *repo_id, const char *
  * episodes it needs. revision_out (may be NULL) receives the revision used (transfer full,
  * g_free), to pass to the next call. Returns (transfer full) the dataset folder: g_free(). */
 char *rt_hub_dataset_download(rt_hub *hub, const char *repo_id, const char *revision,
-                              const char *const *allow_patterns, const char *root,
-                              char **revision_out, GError **error);
+                              const char *const *allow_patterns, const char *root, char **revision_out,
+                              GError **error);
 
 /* ---- pushing ---------------------------------------------------------------------------- */
 
 /* POST /api/repos/create. An existing repository is fine (409, or a 401/403 on creation while
  * the repository can be read). url_out (may be NULL) receives the repository's page (transfer
  * full, g_free). */
-gboolean rt_hub_create_repo(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                            gboolean private_repo, char **url_out, GError **error);
+gboolean rt_hub_create_repo(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, gboolean private_repo,
+                            char **url_out, GError **error);
 
 /* A file given from memory (e.g. README.md, the model card). The bytes are borrowed. */
 typedef struct rt_hub_push_blob {
@@ -242,7 +238,7 @@ typedef struct rt_hub_push_blob {
 } rt_hub_push_blob;
 
 typedef struct rt_hub_push_options {
-    rt_hub_repo_type type;              /* usually RT_HUB_MODEL */
+    rt_hub_repo_type type; /* usually RT_HUB_MODEL */
     const char *repo_id;
     gboolean private_repo;              /* when the repository is created */
     const char *revision;               /* the branch to commit to; NULL: "main" */
@@ -254,20 +250,20 @@ typedef struct rt_hub_push_options {
     const char *const *ignore_patterns; /* NULL: none */
     const rt_hub_push_blob *blobs;      /* more files, from memory (may be NULL) */
     size_t n_blobs;
-    const char *commit_message;         /* NULL: "Upload folder using robotrain" */
-    const char *commit_description;     /* NULL: "" */
-    const char *parent_commit;          /* NULL, or the commit the branch must still be at */
+    const char *commit_message;     /* NULL: "Upload folder using robotrain" */
+    const char *commit_description; /* NULL: "" */
+    const char *parent_commit;      /* NULL, or the commit the branch must still be at */
 } rt_hub_push_options;
 
 /* What a push did. */
 typedef struct rt_hub_commit {
-    char *repo_url;   /* the repository's page */
-    char *commit_url; /* NULL when nothing changed (no commit was made) */
-    char *commit_oid; /* NULL when nothing changed */
-    guint n_files;    /* files in the commit */
-    guint n_lfs;      /* of which LFS */
-    guint n_uploaded; /* LFS objects whose bytes were sent (the others were stored already) */
-    guint n_unchanged;/* files dropped because the Hub has them identical */
+    char *repo_url;    /* the repository's page */
+    char *commit_url;  /* NULL when nothing changed (no commit was made) */
+    char *commit_oid;  /* NULL when nothing changed */
+    guint n_files;     /* files in the commit */
+    guint n_lfs;       /* of which LFS */
+    guint n_uploaded;  /* LFS objects whose bytes were sent (the others were stored already) */
+    guint n_unchanged; /* files dropped because the Hub has them identical */
 } rt_hub_commit;
 
 void rt_hub_commit_free(rt_hub_commit *commit);
@@ -278,25 +274,23 @@ void rt_hub_commit_free(rt_hub_commit *commit);
  * verify call when the Hub asks for one), drops the files the Hub already has identical, and
  * makes one commit of the regular files (inline, base64) and the LFS pointers. Only one process
  * of a distributed run should call it. Returns (transfer full): rt_hub_commit_free(). */
-rt_hub_commit *rt_hub_push_folder(rt_hub *hub, const rt_hub_push_options *options,
-                                  GError **error);
+rt_hub_commit *rt_hub_push_folder(rt_hub *hub, const rt_hub_push_options *options, GError **error);
 
 /* POST /api/<type>s/<repo>/tag/<revision> (revision NULL: "main"), e.g. the step of a pushed
  * checkpoint. message may be NULL. An existing tag (409) is an error naming it. */
-gboolean rt_hub_create_tag(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                           const char *tag, const char *revision, const char *message,
-                           GError **error);
+gboolean rt_hub_create_tag(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *tag,
+                           const char *revision, const char *message, GError **error);
 
 /* ---- model card ------------------------------------------------------------------------- */
 
 /* The metadata LeRobot puts at the top of a pushed policy's README.md. */
 typedef struct rt_hub_model_card {
-    const char *policy_type;      /* "act": model_name, and a tag */
-    const char *repo_id;          /* the policy's own repository (default body only; may be NULL) */
-    const char *license;          /* NULL: "apache-2.0" */
-    const char *dataset_repo_id;  /* "datasets:"; NULL: left out */
-    const char *base_model;       /* NULL: left out (ACT has none) */
-    const char *const *tags;      /* added to robotics, lerobot, <policy_type>; NULL-terminated */
+    const char *policy_type;     /* "act": model_name, and a tag */
+    const char *repo_id;         /* the policy's own repository (default body only; may be NULL) */
+    const char *license;         /* NULL: "apache-2.0" */
+    const char *dataset_repo_id; /* "datasets:"; NULL: left out */
+    const char *base_model;      /* NULL: left out (ACT has none) */
+    const char *const *tags;     /* added to robotics, lerobot, <policy_type>; NULL-terminated */
 } rt_hub_model_card;
 
 /* The YAML block (no "---" lines) with the keys in huggingface_hub's order: base_model,

@@ -79,8 +79,8 @@ gboolean hub_check_repo_path(const char *path, GError **error)
 {
     const char *why = bad_relative(path);
     if (why) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "'%s' is not a file path inside a repository (%s)", path ? path : "", why);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "'%s' is not a file path inside a repository (%s)",
+                    path ? path : "", why);
         return FALSE;
     }
     return TRUE;
@@ -110,10 +110,9 @@ char *hub_link_next(const char *link)
     return NULL;
 }
 
-JsonNode *hub_api_json(rt_hub *hub, const char *method, const char *url, const char *body,
-                          size_t body_len, const char *content_type, gboolean lfs_json,
-                          int max_retries, const hub_target *target, long allow_status,
-                          long *status_out, char **link_next, GError **error)
+JsonNode *hub_api_json(rt_hub *hub, const char *method, const char *url, const char *body, size_t body_len,
+                       const char *content_type, gboolean lfs_json, int max_retries, const hub_target *target,
+                       long allow_status, long *status_out, char **link_next, GError **error)
 {
     hub_http_request req;
     hub_http_response resp;
@@ -150,8 +149,8 @@ JsonNode *hub_api_json(rt_hub *hub, const char *method, const char *url, const c
     if (resp.body->len > 0) {
         JsonParser *parser = json_parser_new();
         GError *local = NULL;
-        if (json_parser_load_from_data(parser, (const char *)resp.body->data,
-                                       (gssize)resp.body->len, &local)) {
+        if (json_parser_load_from_data(parser, (const char *)resp.body->data, (gssize)resp.body->len,
+                                       &local)) {
             root = json_parser_steal_root(parser);
         } else if (ok) {
             g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
@@ -174,16 +173,14 @@ JsonNode *hub_api_json(rt_hub *hub, const char *method, const char *url, const c
     return root;
 }
 
-static char *api_url(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                     const char *tail)
+static char *api_url(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *tail)
 {
-    return g_strdup_printf("%s/api/%ss/%s%s", hub->config->endpoint, rt_hub_repo_type_name(type),
-                           repo_id, tail ? tail : "");
+    return g_strdup_printf("%s/api/%ss/%s%s", hub->config->endpoint, rt_hub_repo_type_name(type), repo_id,
+                           tail ? tail : "");
 }
 
-char *hub_fetch_commit(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                       const char *revision, int max_retries, hub_failure *failure,
-                       GError **error)
+char *hub_fetch_commit(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                       int max_retries, hub_failure *failure, GError **error)
 {
     char *qrev = hub_quote_revision(revision);
     char *tail = g_strconcat("/revision/", qrev, NULL);
@@ -193,8 +190,8 @@ char *hub_fetch_commit(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
     GError *local = NULL;
     char *sha = NULL;
 
-    JsonNode *root = hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, max_retries, &target, 0,
-                                  &status, NULL, &local);
+    JsonNode *root =
+        hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, max_retries, &target, 0, &status, NULL, &local);
     hub_failure how = HUB_FAIL_FINAL;
     if (root) {
         const char *s = hub_json_str(root, "sha");
@@ -223,8 +220,8 @@ char *hub_fetch_commit(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
     return sha;
 }
 
-char *rt_hub_resolve_revision(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                              const char *revision, const char *cache_dir, GError **error)
+char *rt_hub_resolve_revision(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                              const char *cache_dir, GError **error)
 {
     if (!revision)
         revision = "main";
@@ -232,8 +229,7 @@ char *rt_hub_resolve_revision(rt_hub *hub, rt_hub_repo_type type, const char *re
         return NULL;
     if (rt_hub_is_commit_sha(revision))
         return g_strdup(revision);
-    char *storage = hub_storage_folder(cache_dir ? cache_dir : hub->config->hub_cache, type,
-                                          repo_id);
+    char *storage = hub_storage_folder(cache_dir ? cache_dir : hub->config->hub_cache, type, repo_id);
     hub_target target = {type, repo_id, revision, NULL};
     char *sha = NULL;
     if (hub->config->offline) {
@@ -250,8 +246,7 @@ char *rt_hub_resolve_revision(rt_hub *hub, rt_hub_repo_type type, const char *re
         sha = hub_read_ref(storage, revision);
     if (!sha && how == HUB_FAIL_TRANSIENT) {
         g_clear_error(&first);
-        sha = hub_fetch_commit(hub, type, repo_id, revision, hub->config->max_retries, NULL,
-                               &first);
+        sha = hub_fetch_commit(hub, type, repo_id, revision, hub->config->max_retries, NULL, &first);
     }
     if (sha)
         g_clear_error(&first);
@@ -296,20 +291,20 @@ static void collect_refs(JsonNode *root, const char *member, GPtrArray *out)
     }
 }
 
-rt_hub_refs *hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                           int max_retries, hub_failure *failure, GError **error)
+rt_hub_refs *hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, int max_retries,
+                           hub_failure *failure, GError **error)
 {
     hub_target target = {type, repo_id, NULL, NULL};
     long status = 0;
     char *url = api_url(hub, type, repo_id, "/refs");
-    JsonNode *root = hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, max_retries, &target, 0,
-                                  &status, NULL, error);
+    JsonNode *root =
+        hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, max_retries, &target, 0, &status, NULL, error);
     g_free(url);
     if (failure)
-        *failure = root ? HUB_FAIL_FINAL
+        *failure = root                                                 ? HUB_FAIL_FINAL
                    : (status == 0 || hub_http_status_retryable(status)) ? HUB_FAIL_TRANSIENT
-                   : status != 404 ? HUB_FAIL_TRY_CACHE
-                                   : HUB_FAIL_FINAL;
+                   : status != 404                                      ? HUB_FAIL_TRY_CACHE
+                                                                        : HUB_FAIL_FINAL;
     if (!root)
         return NULL;
     rt_hub_refs *refs = g_new0(rt_hub_refs, 1);
@@ -321,15 +316,14 @@ rt_hub_refs *hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_
     return refs;
 }
 
-rt_hub_refs *rt_hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                              GError **error)
+rt_hub_refs *rt_hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, GError **error)
 {
     if (!rt_hub_check_repo_id(repo_id, error))
         return NULL;
     if (hub->config->offline) {
         g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                    "cannot list the branches and tags of %s%s: HF_HUB_OFFLINE is set",
-                    hub_url_prefix(type), repo_id);
+                    "cannot list the branches and tags of %s%s: HF_HUB_OFFLINE is set", hub_url_prefix(type),
+                    repo_id);
         return NULL;
     }
     return hub_list_refs(hub, type, repo_id, hub->config->max_retries, NULL, error);
@@ -362,8 +356,8 @@ static char *next_url(const rt_hub *hub, const char *link, GError **error)
     return NULL;
 }
 
-GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                             const char *revision, GError **error)
+GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                             GError **error)
 {
     if (!revision)
         revision = "main";
@@ -372,8 +366,8 @@ GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *rep
     hub_target target = {type, repo_id, revision, NULL};
     if (hub->config->offline) {
         g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                    "cannot list the files of %s%s at '%s': HF_HUB_OFFLINE is set",
-                    hub_url_prefix(type), repo_id, revision);
+                    "cannot list the files of %s%s at '%s': HF_HUB_OFFLINE is set", hub_url_prefix(type),
+                    repo_id, revision);
         return NULL;
     }
     char *qrev = hub_quote_revision(revision);
@@ -387,19 +381,19 @@ GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *rep
     for (int page = 0; url; page++) {
         if (page >= MAX_TREE_PAGES || g_hash_table_contains(seen, url)) {
             g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                        "the file listing of %s%s loops (page link %s seen twice)",
-                        hub_url_prefix(type), repo_id, url);
+                        "the file listing of %s%s loops (page link %s seen twice)", hub_url_prefix(type),
+                        repo_id, url);
             goto fail;
         }
         g_hash_table_add(seen, g_strdup(url));
         char *link = NULL;
-        JsonNode *root = hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE,
-                                         hub->config->max_retries, &target, 0, NULL, &link, error);
+        JsonNode *root = hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, hub->config->max_retries,
+                                      &target, 0, NULL, &link, error);
         if (!root)
             goto fail;
         if (!JSON_NODE_HOLDS_ARRAY(root)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                        "GET %s: the file listing is not a JSON array", url);
+            g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "GET %s: the file listing is not a JSON array",
+                        url);
             json_node_unref(root);
             g_free(link);
             goto fail;
@@ -413,8 +407,8 @@ GPtrArray *rt_hub_list_files(rt_hub *hub, rt_hub_repo_type type, const char *rep
                 continue;
             guint64 size = 0;
             if (!path || !hub_json_uint(e, "size", &size)) {
-                g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                            "GET %s: a file entry lacks its path or size", url);
+                g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "GET %s: a file entry lacks its path or size",
+                            url);
                 json_node_unref(root);
                 g_free(link);
                 goto fail;

@@ -51,8 +51,7 @@ gboolean hub_make_parents(const char *path, GError **error)
     gboolean ok = g_mkdir_with_parents(dir, 0777) == 0;
     if (!ok) {
         int e = errno;
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create the folder %s: %s", dir,
-                    g_strerror(e));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create the folder %s: %s", dir, g_strerror(e));
     }
     g_free(dir);
     return ok;
@@ -71,8 +70,7 @@ gboolean hub_write_atomic(const char *path, const void *contents, gsize len, GEr
     return TRUE;
 }
 
-gboolean hub_write_ref(const char *storage, const char *revision, const char *commit,
-                       GError **error)
+gboolean hub_write_ref(const char *storage, const char *revision, const char *commit, GError **error)
 {
     if (strcmp(revision, commit) == 0)
         return TRUE;
@@ -130,8 +128,7 @@ static gboolean copy_file(const char *from, const char *to, GError **error)
         ok = FALSE;
     }
     if (!ok) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot copy %s to %s: %s", from, to,
-                    local->message);
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot copy %s to %s: %s", from, to, local->message);
         g_error_free(local);
         g_unlink(tmp);
     }
@@ -153,8 +150,8 @@ gboolean hub_link_pointer(const char *blob, const char *pointer, GError **error)
         /* rename replaces an old pointer atomically: readers never see it missing */
         if (g_rename(tmp, pointer) != 0) {
             int e = errno;
-            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create the cache entry %s: %s",
-                        pointer, g_strerror(e));
+            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create the cache entry %s: %s", pointer,
+                        g_strerror(e));
             g_unlink(tmp);
             ok = FALSE;
         }
@@ -163,8 +160,8 @@ gboolean hub_link_pointer(const char *blob, const char *pointer, GError **error)
         ok = copy_file(blob, pointer, error);
     } else {
         int e = errno;
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create the symlink %s -> %s: %s",
-                    pointer, target, g_strerror(e));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create the symlink %s -> %s: %s", pointer, target,
+                    g_strerror(e));
         ok = FALSE;
     }
     g_free(tmp);
@@ -190,8 +187,8 @@ GPtrArray *hub_read_tree_cache(const char *tree_folder, const char *commit)
         JsonNode *root = json_parser_get_root(parser);
         guint64 version = 0;
         JsonNode *files = hub_json_member(root, "files");
-        if (hub_json_uint(root, "format_version", &version) && version == TREE_FORMAT_VERSION &&
-            files && JSON_NODE_HOLDS_OBJECT(files)) {
+        if (hub_json_uint(root, "format_version", &version) && version == TREE_FORMAT_VERSION && files &&
+            JSON_NODE_HOLDS_OBJECT(files)) {
             entries = g_ptr_array_new_with_free_func((GDestroyNotify)rt_hub_entry_free);
             JsonObject *o = json_node_get_object(files);
             GList *names = json_object_get_members(o);
@@ -223,8 +220,8 @@ static gint compare_entry_path(gconstpointer a, gconstpointer b)
     return strcmp(x->path, y->path);
 }
 
-gboolean hub_write_tree_cache(const char *tree_folder, const char *commit,
-                              const GPtrArray *entries, GError **error)
+gboolean hub_write_tree_cache(const char *tree_folder, const char *commit, const GPtrArray *entries,
+                              GError **error)
 {
     GPtrArray *sorted = g_ptr_array_new();
     for (guint i = 0; i < entries->len; i++)
@@ -307,8 +304,7 @@ int hub_lock(const char *lock_path, GError **error)
          * "weak" lock does; downloads still land atomically. */
         if (e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS)
             break;
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot lock %s: %s", lock_path,
-                    g_strerror(e));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot lock %s: %s", lock_path, g_strerror(e));
         close(fd);
         return -1;
     }

@@ -138,8 +138,8 @@ rt_hub_config *rt_hub_config_new_from_env(GError **error)
     c->retry_base_s = 1;
     c->retry_max_s = 8;
     curl_version_info_data *cv = curl_version_info(CURLVERSION_NOW);
-    c->user_agent = g_strdup_printf("robotrain/%s; libcurl/%s", RT_VERSION,
-                                    cv && cv->version ? cv->version : "unknown");
+    c->user_agent =
+        g_strdup_printf("robotrain/%s; libcurl/%s", RT_VERSION, cv && cv->version ? cv->version : "unknown");
     return c;
 }
 
@@ -185,8 +185,8 @@ rt_hub *rt_hub_new(const rt_hub_config *config, GError **error)
     rt_hub_config *copy = config ? rt_hub_config_copy(config) : rt_hub_config_new_from_env(error);
     if (!copy)
         return NULL;
-    if (!copy->endpoint || !(g_str_has_prefix(copy->endpoint, "http://") ||
-                             g_str_has_prefix(copy->endpoint, "https://"))) {
+    if (!copy->endpoint ||
+        !(g_str_has_prefix(copy->endpoint, "http://") || g_str_has_prefix(copy->endpoint, "https://"))) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     "Hub endpoint '%s' is not an http:// or https:// URL (check HF_ENDPOINT)",
                     copy->endpoint ? copy->endpoint : "");

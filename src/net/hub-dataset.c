@@ -106,8 +106,7 @@ char *rt_hub_dataset_pick_version(rt_hub *hub, const char *repo_id, const char *
     if (!rt_hub_check_repo_id(repo_id, error))
         return NULL;
     char *lerobot_cache = rt_hub_config_lerobot_cache(hub->config);
-    char *storage = hub_storage_folder(cache_dir ? cache_dir : lerobot_cache, RT_HUB_DATASET,
-                                       repo_id);
+    char *storage = hub_storage_folder(cache_dir ? cache_dir : lerobot_cache, RT_HUB_DATASET, repo_id);
     GPtrArray *names = NULL;
     const char *where = "on the Hub";
     char *result = NULL;
@@ -124,8 +123,7 @@ char *rt_hub_dataset_pick_version(rt_hub *hub, const char *repo_id, const char *
                 where = "in the cache";
             } else if (how == HUB_FAIL_TRANSIENT) {
                 g_clear_error(&local);
-                refs = hub_list_refs(hub, RT_HUB_DATASET, repo_id, hub->config->max_retries,
-                                     NULL, &local);
+                refs = hub_list_refs(hub, RT_HUB_DATASET, repo_id, hub->config->max_retries, NULL, &local);
             }
         }
         if (refs) {
@@ -159,8 +157,7 @@ char *rt_hub_dataset_pick_version(rt_hub *hub, const char *repo_id, const char *
         for (guint i = 0; i < names->len; i++) {
             version v;
             if (parse_version(names->pdata[i], &v))
-                g_string_append_printf(have, "%s%s", have->len ? ", " : "",
-                                       (const char *)names->pdata[i]);
+                g_string_append_printf(have, "%s%s", have->len ? ", " : "", (const char *)names->pdata[i]);
         }
         char *want = g_strjoinv(", ", (char **)wanted);
         if (have->len == 0) {
@@ -187,8 +184,8 @@ out:
 }
 
 char *rt_hub_dataset_download(rt_hub *hub, const char *repo_id, const char *revision,
-                              const char *const *allow_patterns, const char *root,
-                              char **revision_out, GError **error)
+                              const char *const *allow_patterns, const char *root, char **revision_out,
+                              GError **error)
 {
     if (revision_out)
         *revision_out = NULL;

@@ -15,6 +15,7 @@
 #include "net/hub-private.h"
 
 #define MAX_RELATIVE_REDIRECTS 10
+#define MAX_HTTP_DOWNLOAD_BYTES G_GUINT64_CONSTANT(50000000000) /* huggingface_hub's limit */
 
 /* What the HEAD of a resolve URL says about a file. */
 typedef struct file_meta {
@@ -33,13 +34,13 @@ static void file_meta_clear(file_meta *m)
     memset(m, 0, sizeof *m);
 }
 
-static char *resolve_url(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                         const char *revision, const char *path)
+static char *resolve_url(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                         const char *path)
 {
     char *qrev = hub_quote_revision(revision);
     char *qpath = hub_quote_path(path);
-    char *url = g_strdup_printf("%s/%s%s/resolve/%s/%s", hub->config->endpoint,
-                                hub_url_prefix(type), repo_id, qrev, qpath);
+    char *url = g_strdup_printf("%s/%s%s/resolve/%s/%s", hub->config->endpoint, hub_url_prefix(type), repo_id,
+                                qrev, qpath);
     g_free(qpath);
     g_free(qrev);
     return url;
@@ -119,12 +120,11 @@ static gboolean head_file(rt_hub *hub, const hub_target *t, const char *storage,
     if (s >= 400) {
         const char *code = hub_http_header(&resp, "x-error-code");
         const char *commit = hub_http_header(&resp, "x-repo-commit");
-        if (s == 404 && code && strcmp(code, "EntryNotFound") == 0 && storage &&
-            rt_hub_is_commit_sha(commit))
+        if (s == 404 && code && strcmp(code, "EntryNotFound") == 0 && storage && rt_hub_is_commit_sha(commit))
             hub_mark_no_exist(storage, commit, t->path);
         *failure = hub_http_status_retryable(s) ? HUB_FAIL_TRANSIENT
-                   : s != 404                    ? HUB_FAIL_TRY_CACHE
-                                                 : HUB_FAIL_FINAL;
+                   : s != 404                   ? HUB_FAIL_TRY_CACHE
+                                                : HUB_FAIL_FINAL;
         hub_status_error(error, hub, &resp, "HEAD", url, t, attempts);
         goto done;
     }
@@ -160,6 +160,14 @@ static gboolean head_file(rt_hub *hub, const hub_target *t, const char *storage,
                     "HEAD %s: the answer does not give the file's size (X-Linked-Size or "
                     "Content-Length)",
                     url);
+        g_free(tag);
+        goto done;
+    }
+    if (bytes > MAX_HTTP_DOWNLOAD_BYTES) {
+        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
+                    "HEAD %s: '%s' is %" G_GUINT64_FORMAT " bytes; the Hub serves files above 50 GB "
+                    "through its Xet protocol only, and robotrain downloads over plain HTTP",
+                    url, t->path, bytes);
         g_free(tag);
         goto done;
     }
@@ -200,8 +208,7 @@ static gboolean feed_existing(int fd, guint64 have, GChecksum *sum, GError **err
             continue;
         if (got <= 0) {
             int e = got < 0 ? errno : EIO;
-            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read the partial download: %s",
-                        g_strerror(e));
+            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read the partial download: %s", g_strerror(e));
             ok = FALSE;
             break;
         }
@@ -215,8 +222,8 @@ static gboolean feed_existing(int fd, guint64 have, GChecksum *sum, GError **err
 /* GETs meta->url into incomplete (resuming what is there), checks size and hash, renames it to
  * dest. A transfer that fails leaves incomplete for the next call to resume; a wrong hash
  * deletes it. */
-static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *meta,
-                            const char *incomplete, const char *dest, GError **error)
+static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *meta, const char *incomplete,
+                            const char *dest, GError **error)
 {
     const rt_hub_config *cfg = hub->config;
     if (!hub_make_parents(incomplete, error) || !hub_make_parents(dest, error))
@@ -224,8 +231,7 @@ static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *m
     int fd = g_open(incomplete, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) {
         int e = errno;
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create %s: %s", incomplete,
-                    g_strerror(e));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot create %s: %s", incomplete, g_strerror(e));
         return FALSE;
     }
     struct stat st;
@@ -233,8 +239,7 @@ static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *m
     if (have > meta->size) {
         if (ftruncate(fd, 0) != 0) {
             int e = errno;
-            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot truncate %s: %s", incomplete,
-                        g_strerror(e));
+            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot truncate %s: %s", incomplete, g_strerror(e));
             close(fd);
             return FALSE;
         }
@@ -251,13 +256,11 @@ static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *m
         algo = "sha256";
     } else if (hub_is_hex(meta->etag, 40)) {
         sum = g_checksum_new(G_CHECKSUM_SHA1);
-        prefix_len = (gsize)g_snprintf(prefix, sizeof prefix, "blob %" G_GUINT64_FORMAT,
-                                       meta->size) + 1;
+        prefix_len = (gsize)g_snprintf(prefix, sizeof prefix, "blob %" G_GUINT64_FORMAT, meta->size) + 1;
         g_checksum_update(sum, (const guchar *)prefix, (gssize)prefix_len);
         algo = "git sha1";
     }
-    gboolean ok = feed_existing(fd, have, sum, error) &&
-                  lseek(fd, (off_t)have, SEEK_SET) == (off_t)have;
+    gboolean ok = feed_existing(fd, have, sum, error) && lseek(fd, (off_t)have, SEEK_SET) == (off_t)have;
     int budget = cfg->max_retries;
     int attempt = 0;
     while (ok && have < meta->size) {
@@ -335,8 +338,7 @@ static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *m
             g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
                         "%s (%d attempt%s): the download of '%s' stopped at %" G_GUINT64_FORMAT
                         " of %" G_GUINT64_FORMAT " bytes; run again to resume it",
-                        local->message, attempt, attempt == 1 ? "" : "s", t->path, have,
-                        meta->size);
+                        local->message, attempt, attempt == 1 ? "" : "s", t->path, have, meta->size);
             g_error_free(local);
             ok = FALSE;
             break;
@@ -349,7 +351,8 @@ static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *m
 
     if (ok && have != meta->size) {
         g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                    "GET %s: received %" G_GUINT64_FORMAT " bytes of '%s', the Hub announced %" G_GUINT64_FORMAT
+                    "GET %s: received %" G_GUINT64_FORMAT
+                    " bytes of '%s', the Hub announced %" G_GUINT64_FORMAT
                     ": run again to download it afresh",
                     meta->url, have, t->path, meta->size);
         g_unlink(incomplete);
@@ -381,9 +384,8 @@ static gboolean download_to(rt_hub *hub, const hub_target *t, const file_meta *m
 }
 
 /* Cache mode, metadata known: blob (downloaded under its lock when absent) + pointer + ref. */
-static char *fetch_to_cache(rt_hub *hub, const hub_target *t, const char *cache_dir,
-                            const char *storage, const char *revision, const file_meta *meta,
-                            GError **error)
+static char *fetch_to_cache(rt_hub *hub, const hub_target *t, const char *cache_dir, const char *storage,
+                            const char *revision, const file_meta *meta, GError **error)
 {
     char *pointer = hub_pointer_path(storage, meta->commit, t->path);
     if (!hub_write_ref(storage, revision, meta->commit, error))
@@ -400,8 +402,7 @@ static char *fetch_to_cache(rt_hub *hub, const hub_target *t, const char *cache_
     gboolean ok = FALSE;
     int lock = hub_lock(lock_path, error);
     if (lock >= 0) {
-        ok = g_file_test(blob, G_FILE_TEST_IS_REGULAR) ||
-             download_to(hub, t, meta, incomplete, blob, error);
+        ok = g_file_test(blob, G_FILE_TEST_IS_REGULAR) || download_to(hub, t, meta, incomplete, blob, error);
         ok = ok && hub_link_pointer(blob, pointer, error);
         hub_unlock(lock);
     }
@@ -477,8 +478,8 @@ static gboolean write_local_meta(const char *local_dir, const char *path, const 
     return ok;
 }
 
-static char *fetch_to_local_dir(rt_hub *hub, const hub_target *t, const char *storage,
-                                const char *local_dir, const file_meta *meta, GError **error)
+static char *fetch_to_local_dir(rt_hub *hub, const hub_target *t, const char *storage, const char *local_dir,
+                                const file_meta *meta, GError **error)
 {
     char *file = g_build_filename(local_dir, t->path, NULL);
     local_meta lm = {0};
@@ -506,8 +507,8 @@ static char *fetch_to_local_dir(rt_hub *hub, const hub_target *t, const char *st
                 ok = hub_make_parents(file, error) &&
                      g_file_copy(src, dst, G_FILE_COPY_OVERWRITE, NULL, NULL, NULL, &local);
                 if (local) {
-                    g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot copy %s to %s: %s",
-                                cached, file, local->message);
+                    g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot copy %s to %s: %s", cached, file,
+                                local->message);
                     g_error_free(local);
                 }
                 g_object_unref(src);
@@ -536,9 +537,9 @@ static char *fetch_to_local_dir(rt_hub *hub, const hub_target *t, const char *st
     return file;
 }
 
-char *hub_fetch_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                     const char *revision, const char *commit, const char *path,
-                     const char *cache_dir, const char *local_dir, GError **error)
+char *hub_fetch_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                     const char *commit, const char *path, const char *cache_dir, const char *local_dir,
+                     GError **error)
 {
     char *storage = hub_storage_folder(cache_dir, type, repo_id);
     hub_target t = {type, repo_id, commit, path};
@@ -572,11 +573,9 @@ char *hub_fetch_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
 
 /* The cached copy of path at revision (a commit, or refs/<revision>), or NULL. *known_absent:
  * .no_exist says the file is not in that commit. */
-static char *cached_file(const char *storage, const char *revision, const char *path,
-                         gboolean *known_absent)
+static char *cached_file(const char *storage, const char *revision, const char *path, gboolean *known_absent)
 {
-    char *commit = rt_hub_is_commit_sha(revision) ? g_strdup(revision)
-                                                  : hub_read_ref(storage, revision);
+    char *commit = rt_hub_is_commit_sha(revision) ? g_strdup(revision) : hub_read_ref(storage, revision);
     char *found = NULL;
     *known_absent = FALSE;
     if (commit) {
@@ -594,9 +593,8 @@ static char *cached_file(const char *storage, const char *revision, const char *
     return found;
 }
 
-char *rt_hub_download_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                           const char *revision, const char *path, const char *cache_dir,
-                           GError **error)
+char *rt_hub_download_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                           const char *path, const char *cache_dir, GError **error)
 {
     if (!revision)
         revision = "main";
@@ -620,10 +618,9 @@ char *rt_hub_download_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_
     if (hub->config->offline) {
         result = cached_file(storage, revision, path, &absent);
         if (!result)
-            hub_offline_error(error, hub, &t, storage,
-                              absent ? "the cache records that it does not exist there"
-                                     : "HF_HUB_OFFLINE is set",
-                              0);
+            hub_offline_error(
+                error, hub, &t, storage,
+                absent ? "the cache records that it does not exist there" : "HF_HUB_OFFLINE is set", 0);
         goto done;
     }
     /* First try without retries: when the Hub is down the cache answers at once. */

@@ -8,8 +8,7 @@
 
 char *hub_describe_repo(rt_hub_repo_type type, const char *repo_id)
 {
-    return g_strdup_printf("%s repository '%s'", rt_hub_repo_type_name(type),
-                           repo_id ? repo_id : "?");
+    return g_strdup_printf("%s repository '%s'", rt_hub_repo_type_name(type), repo_id ? repo_id : "?");
 }
 
 char *hub_repo_url(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id)
@@ -43,8 +42,8 @@ static const char *hint_local_copy(rt_hub_repo_type type)
                                   : ", or give the path of a local copy instead of the Hub id";
 }
 
-void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response *r,
-                      const char *method, const char *url, const hub_target *t, int attempts)
+void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response *r, const char *method,
+                      const char *url, const hub_target *t, int attempts)
 {
     const char *code = hub_http_header(r, "x-error-code");
     const char *xmsg = hub_http_header(r, "x-error-message");
@@ -76,13 +75,14 @@ void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response
                     "HF_TOKEN to a token that can read it (or log in with `hf auth login`) and "
                     "accept its terms at %s",
                     method, url, what,
-                    hub->config->token ? "the token sent cannot read it" : "no token was sent",
-                    extra, repo_id, page);
+                    hub->config->token ? "the token sent cannot read it" : "no token was sent", extra,
+                    repo_id, page);
     } else if (s == 403) {
         g_set_error(error, RT_ERROR, ecode,
                     "%s %s: 403 Forbidden%s: the token (HF_TOKEN) is not allowed to do this on "
                     "%s; use a token with %s access to it",
-                    method, url, extra, what, strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? "read" : "write");
+                    method, url, extra, what,
+                    strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ? "read" : "write");
     } else if (s == 404 && code && strcmp(code, "RevisionNotFound") == 0) {
         g_set_error(error, RT_ERROR, ecode,
                     "%s %s: 404: revision '%s' does not exist in %s%s (a misspelled branch, tag or "
@@ -97,12 +97,11 @@ void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response
         g_set_error(error, RT_ERROR, ecode,
                     "%s %s: 404: %s does not exist%s (a misspelled repository id? ids are "
                     "owner/name%s)",
-                    method, url, what, extra,
-                    type == RT_HUB_DATASET ? ", e.g. lerobot/pusht" : "");
+                    method, url, what, extra, type == RT_HUB_DATASET ? ", e.g. lerobot/pusht" : "");
     } else if (s == 404) {
         g_set_error(error, RT_ERROR, ecode,
-                    "%s %s: 404 Not Found%s: check the repository id '%s', the revision '%s'%s%s",
-                    method, url, extra, repo_id, revision, t && t->path ? " and the file " : "",
+                    "%s %s: 404 Not Found%s: check the repository id '%s', the revision '%s'%s%s", method,
+                    url, extra, repo_id, revision, t && t->path ? " and the file " : "",
                     t && t->path ? t->path : "");
     } else if (hub_http_status_retryable(s)) {
         g_set_error(error, RT_ERROR, ecode,
@@ -111,8 +110,8 @@ void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response
                     method, url, s, extra, attempts, attempts == 1 ? "" : "s");
     } else {
         char *body = xmsg ? NULL : body_excerpt(r);
-        g_set_error(error, RT_ERROR, ecode, "%s %s: HTTP %ld%s%s%s (about %s)", method, url, s,
-                    extra, body ? ": " : "", body ? body : "", what);
+        g_set_error(error, RT_ERROR, ecode, "%s %s: HTTP %ld%s%s%s (about %s)", method, url, s, extra,
+                    body ? ": " : "", body ? body : "", what);
         g_free(body);
     }
     g_free(extra);
@@ -120,8 +119,7 @@ void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response
     g_free(what);
 }
 
-void hub_transport_error(GError **error, GError *cause, const rt_hub *hub, const hub_target *t,
-                         int attempts)
+void hub_transport_error(GError **error, GError *cause, const rt_hub *hub, const hub_target *t, int attempts)
 {
     if (!cause)
         return;
@@ -137,14 +135,14 @@ void hub_transport_error(GError **error, GError *cause, const rt_hub *hub, const
     g_error_free(cause);
 }
 
-void hub_offline_error(GError **error, const rt_hub *hub, const hub_target *t,
-                       const char *cache_folder, const char *why, guint n_more)
+void hub_offline_error(GError **error, const rt_hub *hub, const hub_target *t, const char *cache_folder,
+                       const char *why, guint n_more)
 {
     char *what = hub_describe_repo(t->type, t->repo_id);
     const char *revision = t->revision ? t->revision : "main";
     if (t->path) {
-        char *more = n_more ? g_strdup_printf(" (and %u more file%s)", n_more, n_more > 1 ? "s" : "")
-                            : g_strdup("");
+        char *more =
+            n_more ? g_strdup_printf(" (and %u more file%s)", n_more, n_more > 1 ? "s" : "") : g_strdup("");
         g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
                     "'%s'%s of %s at revision '%s' %s not in the cache %s and %s: run once with "
                     "network access (HF_HUB_OFFLINE unset) to download %s%s",

@@ -58,8 +58,7 @@ const char *hub_http_header(const hub_http_response *response, const char *name)
 
 gboolean hub_http_status_retryable(long status)
 {
-    return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 ||
-           status == 504;
+    return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 || status == 504;
 }
 
 /* State of one transfer, shared by the callbacks. */
@@ -112,8 +111,7 @@ static gboolean write_all(int fd, const char *data, size_t len, GError **error)
             if (errno == EINTR)
                 continue;
             int e = errno;
-            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot write the downloaded data: %s",
-                        g_strerror(e));
+            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot write the downloaded data: %s", g_strerror(e));
             return FALSE;
         }
         data += w;
@@ -132,8 +130,8 @@ static gboolean start_sink(transfer *t, long status)
         /* The server ignored the Range: start over (huggingface_hub does the same). */
         if (ftruncate(r->sink_fd, 0) != 0 || lseek(r->sink_fd, 0, SEEK_SET) != 0) {
             int e = errno;
-            g_set_error(&t->write_error, RT_ERROR, RT_ERROR_IO,
-                        "cannot truncate the partial download: %s", g_strerror(e));
+            g_set_error(&t->write_error, RT_ERROR, RT_ERROR_IO, "cannot truncate the partial download: %s",
+                        g_strerror(e));
             return FALSE;
         }
         if (r->sink_sum) {
@@ -206,8 +204,7 @@ static size_t on_read(char *buffer, size_t size, size_t n, void *user)
             if (got <= 0) {
                 int e = got < 0 ? errno : EIO;
                 g_clear_error(&t->write_error);
-                g_set_error(&t->write_error, RT_ERROR, RT_ERROR_IO,
-                            "cannot read the file being uploaded: %s",
+                g_set_error(&t->write_error, RT_ERROR, RT_ERROR_IO, "cannot read the file being uploaded: %s",
                             got < 0 ? g_strerror(e) : "it is shorter than when it was hashed");
                 return CURL_READFUNC_ABORT;
             }
@@ -249,8 +246,7 @@ static gboolean report(transfer *t, guint64 now_bytes, gboolean force)
     return TRUE;
 }
 
-static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-                       curl_off_t ulnow)
+static int on_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
 {
     transfer *t = user;
     gboolean up = t->request->upload_fd >= 0 || t->request->body != NULL;
@@ -289,7 +285,7 @@ static void set_protocols(CURL *curl)
 }
 
 gboolean hub_http_once(rt_hub *hub, const hub_http_request *request, hub_http_response *response,
-                      gboolean *transient, GError **error)
+                       gboolean *transient, GError **error)
 {
     const rt_hub_config *cfg = hub->config;
     CURL *curl = hub->curl;
@@ -358,8 +354,7 @@ gboolean hub_http_once(rt_hub *hub, const hub_http_request *request, hub_http_re
     goffset body_len = request->upload_fd >= 0 ? request->upload_len : (goffset)request->body_len;
     if (strcmp(request->method, "HEAD") == 0) {
         curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-    } else if (strcmp(request->method, "PUT") == 0 ||
-               (strcmp(request->method, "POST") == 0 && has_body)) {
+    } else if (strcmp(request->method, "PUT") == 0 || (strcmp(request->method, "POST") == 0 && has_body)) {
         if (strcmp(request->method, "PUT") == 0) {
             curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
             curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE, (curl_off_t)body_len);
@@ -405,17 +400,15 @@ gboolean hub_http_once(rt_hub *hub, const hub_http_request *request, hub_http_re
     if (t.write_error) {
         g_propagate_error(error, t.write_error);
     } else if (t.cancelled || code == CURLE_ABORTED_BY_CALLBACK) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s %s: cancelled", request->method,
-                    request->url);
+        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s %s: cancelled", request->method, request->url);
     } else if (t.too_big) {
         g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
                     "%s %s: the answer is larger than %u MiB, more than a Hub API answer can be",
                     request->method, request->url, HUB_MAX_JSON_BYTES >> 20);
     } else {
         *transient = curl_transient(code);
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s %s: %s%s%s%s", request->method,
-                    request->url, curl_easy_strerror(code), errbuf[0] ? " (" : "", errbuf,
-                    errbuf[0] ? ")" : "");
+        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s %s: %s%s%s%s", request->method, request->url,
+                    curl_easy_strerror(code), errbuf[0] ? " (" : "", errbuf, errbuf[0] ? ")" : "");
     }
     return FALSE;
 }
@@ -438,9 +431,8 @@ void hub_http_backoff(rt_hub *hub, int attempt, const hub_http_response *respons
         g_usleep((gulong)(wait * G_USEC_PER_SEC));
 }
 
-gboolean hub_http_perform(rt_hub *hub, const hub_http_request *request,
-                         hub_http_response *response, int max_retries, int *attempts,
-                         GError **error)
+gboolean hub_http_perform(rt_hub *hub, const hub_http_request *request, hub_http_response *response,
+                          int max_retries, int *attempts, GError **error)
 {
     g_return_val_if_fail(request->sink_fd < 0, FALSE);
     for (int attempt = 1;; attempt++) {
@@ -461,8 +453,8 @@ gboolean hub_http_perform(rt_hub *hub, const hub_http_request *request,
         }
         if (!hub_http_status_retryable(response->status) || attempt > max_retries)
             return TRUE;
-        g_debug("%s %s: HTTP %ld; attempt %d of %d", request->method, request->url,
-                response->status, attempt, max_retries + 1);
+        g_debug("%s %s: HTTP %ld; attempt %d of %d", request->method, request->url, response->status, attempt,
+                max_retries + 1);
         hub_http_backoff(hub, attempt, response);
     }
 }

@@ -113,18 +113,19 @@ static char *default_body(const rt_hub_model_card *card)
     g_string_append_printf(s, "# %s policy\n\n", type);
     g_string_append_printf(s, "A **%s** policy", type);
     if (dataset)
-        g_string_append_printf(s, " trained on [%s](https://huggingface.co/datasets/%s)", dataset,
-                               dataset);
+        g_string_append_printf(s, " trained on [%s](https://huggingface.co/datasets/%s)", dataset, dataset);
     g_string_append(s, " with robotrain, a native trainer that writes LeRobot's checkpoint "
                        "format: `config.json`, `model.safetensors`, `train_config.json` and the "
                        "processor files load in LeRobot as they are.\n\n");
     g_string_append(s, "## Use it\n\nLeRobot and robotrain load it by its Hub id:\n\n```bash\n");
-    g_string_append_printf(s, "robotrain train --policy.path=%s --dataset.repo_id=%s \\\n"
-                              "    --output_dir=outputs/train/finetune\n```\n\n",
+    g_string_append_printf(s,
+                           "robotrain train --policy.path=%s --dataset.repo_id=%s \\\n"
+                           "    --output_dir=outputs/train/finetune\n```\n\n",
                            repo, dataset ? dataset : "<dataset>");
     g_string_append(s, "## Train one like it\n\n```bash\n");
-    g_string_append_printf(s, "robotrain train --dataset.repo_id=%s --policy.type=%s \\\n"
-                              "    --output_dir=outputs/train/%s --policy.repo_id=%s\n```\n\n",
+    g_string_append_printf(s,
+                           "robotrain train --dataset.repo_id=%s --policy.type=%s \\\n"
+                           "    --output_dir=outputs/train/%s --policy.repo_id=%s\n```\n\n",
                            dataset ? dataset : "<dataset>", type, type, repo);
     g_string_append_printf(s, "## Details\n\n- License: %s\n",
                            card->license && *card->license ? card->license : "apache-2.0");

@@ -29,28 +29,28 @@ struct rt_hub {
 void net_curl_global_init(void);
 
 typedef struct hub_http_request {
-    const char *method;          /* "GET", "HEAD", "POST", "PUT" */
+    const char *method; /* "GET", "HEAD", "POST", "PUT" */
     const char *url;
-    gboolean auth;               /* send Authorization: Bearer <token> (when there is one) */
-    gboolean follow;             /* follow redirects */
-    gboolean lfs_json;           /* Accept + Content-Type: application/vnd.git-lfs+json */
-    const char *content_type;    /* of the request body; NULL: none */
-    const char *const *headers;  /* more "Name: value" lines, NULL-terminated; may be NULL */
-    const void *body;            /* request body from memory (body_len bytes), or */
+    gboolean auth;              /* send Authorization: Bearer <token> (when there is one) */
+    gboolean follow;            /* follow redirects */
+    gboolean lfs_json;          /* Accept + Content-Type: application/vnd.git-lfs+json */
+    const char *content_type;   /* of the request body; NULL: none */
+    const char *const *headers; /* more "Name: value" lines, NULL-terminated; may be NULL */
+    const void *body;           /* request body from memory (body_len bytes), or */
     size_t body_len;
-    int upload_fd;               /* >= 0: the body is upload_len bytes of this file from */
-    goffset upload_offset;       /* upload_offset (read with pread) */
+    int upload_fd;         /* >= 0: the body is upload_len bytes of this file from */
+    goffset upload_offset; /* upload_offset (read with pread) */
     goffset upload_len;
-    int sink_fd;                 /* >= 0: a 2xx body is appended to this file, else memory */
-    GChecksum *sink_sum;         /* fed with the bytes appended to sink_fd (may be NULL) */
-    guint64 range_from;          /* > 0: "Range: bytes=<range_from>-" is sent; a 200 answer
-                                    (range ignored) truncates sink_fd, resets sink_sum and
-                                    feeds it sum_prefix first; a 206 must start there */
+    int sink_fd;         /* >= 0: a 2xx body is appended to this file, else memory */
+    GChecksum *sink_sum; /* fed with the bytes appended to sink_fd (may be NULL) */
+    guint64 range_from;  /* > 0: "Range: bytes=<range_from>-" is sent; a 200 answer
+                            (range ignored) truncates sink_fd, resets sink_sum and
+                            feeds it sum_prefix first; a 206 must start there */
     const void *sum_prefix;
     gsize sum_prefix_len;
-    gboolean metadata;           /* whole request limited to etag_timeout_s */
-    const char *progress_path;   /* report progress for this repository file */
-    guint64 progress_base;       /* bytes of the file done before this request */
+    gboolean metadata;         /* whole request limited to etag_timeout_s */
+    const char *progress_path; /* report progress for this repository file */
+    guint64 progress_base;     /* bytes of the file done before this request */
     guint64 progress_total;
 } hub_http_request;
 
@@ -58,11 +58,11 @@ typedef struct hub_http_request {
 void hub_http_request_init(hub_http_request *request, const char *method, const char *url);
 
 typedef struct hub_http_response {
-    long status;           /* 0 when no answer came */
-    GHashTable *headers;   /* lower-case name -> value (of the last response when redirected) */
-    GByteArray *body;      /* memory bodies (also error bodies when sink_fd is set), capped */
-    guint64 sunk;          /* bytes appended to sink_fd */
-    gboolean restarted;    /* a ranged request got the whole file: sink_fd starts at 0 */
+    long status;         /* 0 when no answer came */
+    GHashTable *headers; /* lower-case name -> value (of the last response when redirected) */
+    GByteArray *body;    /* memory bodies (also error bodies when sink_fd is set), capped */
+    guint64 sunk;        /* bytes appended to sink_fd */
+    gboolean restarted;  /* a ranged request got the whole file: sink_fd starts at 0 */
     char *effective_url;
 } hub_http_response;
 
@@ -75,14 +75,13 @@ const char *hub_http_header(const hub_http_response *response, const char *name)
  * cancel): error says so and *transient says whether trying again may help. Any HTTP status
  * returns TRUE. */
 gboolean hub_http_once(rt_hub *hub, const hub_http_request *request, hub_http_response *response,
-                      gboolean *transient, GError **error);
+                       gboolean *transient, GError **error);
 /* Attempts until an answer whose status is not retryable, or max_retries more attempts were
  * made (with back-off between them). FALSE only for a transport failure on the last attempt;
  * a final retryable status returns TRUE with that status. *attempts (may be NULL) receives the
  * number of attempts made. Memory bodies only (sink_fd < 0). */
-gboolean hub_http_perform(rt_hub *hub, const hub_http_request *request,
-                         hub_http_response *response, int max_retries, int *attempts,
-                         GError **error);
+gboolean hub_http_perform(rt_hub *hub, const hub_http_request *request, hub_http_response *response,
+                          int max_retries, int *attempts, GError **error);
 /* 408, 429, 500, 502, 503, 504 */
 gboolean hub_http_status_retryable(long status);
 /* Sleeps before attempt number attempt + 1 (attempt >= 1): Retry-After of response when it has
@@ -103,15 +102,14 @@ typedef struct hub_target {
  * from X-Error-Code), 5xx (after attempts), others; the code is RT_ERROR_NOT_FOUND for 404 and
  * RT_ERROR_NETWORK else. */
 void hub_status_error(GError **error, const rt_hub *hub, const hub_http_response *response,
-                         const char *method, const char *url, const hub_target *target,
-                         int attempts);
+                      const char *method, const char *url, const hub_target *target, int attempts);
 /* Prefixes a transport error with what could not be done and how to go offline. */
-void hub_transport_error(GError **error, GError *cause, const rt_hub *hub,
-                            const hub_target *target, int attempts);
+void hub_transport_error(GError **error, GError *cause, const rt_hub *hub, const hub_target *target,
+                         int attempts);
 /* The offline miss: the file (or revision, when path is NULL) is not cached; n_more other files
  * are missing too. */
-void hub_offline_error(GError **error, const rt_hub *hub, const hub_target *target,
-                       const char *cache_folder, const char *why, guint n_more);
+void hub_offline_error(GError **error, const rt_hub *hub, const hub_target *target, const char *cache_folder,
+                       const char *why, guint n_more);
 /* "dataset 'lerobot/pusht'" (transfer full). */
 char *hub_describe_repo(rt_hub_repo_type type, const char *repo_id);
 /* {endpoint}/{prefix}{repo_id} (transfer full). */
@@ -135,10 +133,9 @@ gboolean hub_check_repo_path(const char *path, GError **error);
  * rel="next" URL of a Link header (transfer full) or NULL. status_out (may be NULL) gets the
  * final status; with allow_status non-zero that status is also returned (the node then may be
  * NULL) without error. */
-JsonNode *hub_api_json(rt_hub *hub, const char *method, const char *url, const char *body,
-                          size_t body_len, const char *content_type, gboolean lfs_json,
-                          int max_retries, const hub_target *target, long allow_status,
-                          long *status_out, char **link_next, GError **error);
+JsonNode *hub_api_json(rt_hub *hub, const char *method, const char *url, const char *body, size_t body_len,
+                       const char *content_type, gboolean lfs_json, int max_retries, const hub_target *target,
+                       long allow_status, long *status_out, char **link_next, GError **error);
 /* The rel="next" target of a Link header value, or NULL (transfer full). */
 char *hub_link_next(const char *link);
 
@@ -151,13 +148,12 @@ typedef enum hub_failure {
 
 /* Like rt_hub_resolve_revision but not falling back to the cache; *failure (may be NULL) says
  * how it failed. */
-char *hub_fetch_commit(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                       const char *revision, int max_retries, hub_failure *failure,
-                       GError **error);
+char *hub_fetch_commit(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                       int max_retries, hub_failure *failure, GError **error);
 
 /* GET /api/<type>s/<repo>/refs with max_retries; *failure (may be NULL) says how it failed. */
-rt_hub_refs *hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                           int max_retries, hub_failure *failure, GError **error);
+rt_hub_refs *hub_list_refs(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, int max_retries,
+                           hub_failure *failure, GError **error);
 
 /* ---- hub-cache.c: the cache layout ----------------------------------------------------- */
 
@@ -169,8 +165,7 @@ char *hub_pointer_path(const char *storage, const char *commit, const char *path
 char *hub_read_ref(const char *storage, const char *revision);
 /* Writes refs/<revision> = commit atomically when it differs; nothing when revision is the
  * commit itself. */
-gboolean hub_write_ref(const char *storage, const char *revision, const char *commit,
-                          GError **error);
+gboolean hub_write_ref(const char *storage, const char *revision, const char *commit, GError **error);
 /* Points pointer at blob with a relative symlink (replacing what is there), copying the blob
  * where the file system has no symlinks. */
 gboolean hub_link_pointer(const char *blob, const char *pointer, GError **error);
@@ -181,8 +176,8 @@ gboolean hub_write_atomic(const char *path, const void *contents, gsize len, GEr
 
 /* trees/<commit>.json: the listing of a commit, as huggingface_hub writes it. */
 GPtrArray *hub_read_tree_cache(const char *tree_folder, const char *commit);
-gboolean hub_write_tree_cache(const char *tree_folder, const char *commit,
-                                 const GPtrArray *entries, GError **error);
+gboolean hub_write_tree_cache(const char *tree_folder, const char *commit, const GPtrArray *entries,
+                              GError **error);
 /* Marks path as absent at commit (.no_exist/<commit>/<path>). Best effort. */
 void hub_mark_no_exist(const char *storage, const char *commit, const char *path);
 
@@ -202,8 +197,8 @@ gboolean hub_is_hex(const char *s, size_t n);
 /* Downloads one file known to exist at commit (from a listing) into the cache or local_dir
  * (exactly one of storage and local_dir is non-NULL). revision: what the user asked (refs/).
  * Returns (transfer full) the pointer or local path. */
-char *hub_fetch_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                        const char *revision, const char *commit, const char *path,
-                        const char *cache_dir, const char *local_dir, GError **error);
+char *hub_fetch_file(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *revision,
+                     const char *commit, const char *path, const char *cache_dir, const char *local_dir,
+                     GError **error);
 
 #endif

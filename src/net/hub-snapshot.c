@@ -99,8 +99,7 @@ static gboolean pattern_match(const char *pattern, const char *path)
     return glob_match(pattern, path);
 }
 
-gboolean rt_hub_match_patterns(const char *path, const char *const *allow,
-                               const char *const *ignore)
+gboolean rt_hub_match_patterns(const char *path, const char *const *allow, const char *const *ignore)
 {
     if (allow) {
         gboolean any = FALSE;
@@ -155,16 +154,36 @@ typedef enum { CACHE_ABSENT, CACHE_PARTIAL, CACHE_COMPLETE } cache_state;
 /* Looks at the cached snapshot of commit. *folder_out: the folder when COMPLETE; when PARTIAL,
  * *missing_out is the first missing file and *n_more the number of others. */
 static cache_state look_in_cache(const char *storage, const char *tree_folder, const char *commit,
-                                 const rt_hub_snapshot_options *o, char **folder_out,
-                                 char **missing_out, guint *n_more)
+                                 const rt_hub_snapshot_options *o, char **folder_out, char **missing_out,
+                                 guint *n_more)
 {
     *folder_out = NULL;
     *missing_out = NULL;
     *n_more = 0;
+    if (!commit && o->local_dir) {
+        /* a local folder nobody recorded a revision for: used as it is (huggingface_hub does
+         * the same), as long as the files asked for by name are there */
+        GDir *d = g_dir_open(o->local_dir, 0, NULL);
+        gboolean filled = d && g_dir_read_name(d) != NULL;
+        if (d)
+            g_dir_close(d);
+        if (!filled)
+            return CACHE_ABSENT;
+        GPtrArray *missing = missing_files(o->local_dir, NULL, o);
+        cache_state state = missing->len ? CACHE_PARTIAL : CACHE_COMPLETE;
+        if (missing->len) {
+            *missing_out = g_strdup(missing->pdata[0]);
+            *n_more = missing->len - 1;
+        } else {
+            *folder_out = g_strdup(o->local_dir);
+        }
+        g_ptr_array_unref(missing);
+        return state;
+    }
     if (!commit)
         return CACHE_ABSENT;
-    char *folder = o->local_dir ? g_strdup(o->local_dir)
-                                : g_build_filename(storage, "snapshots", commit, NULL);
+    char *folder =
+        o->local_dir ? g_strdup(o->local_dir) : g_build_filename(storage, "snapshots", commit, NULL);
     if (!g_file_test(folder, G_FILE_TEST_IS_DIR)) {
         g_free(folder);
         return CACHE_ABSENT;
@@ -246,8 +265,8 @@ static char *download_listed(rt_hub *hub, const rt_hub_snapshot_options *o, cons
             break;
         }
         hub->progress_index = i + 1;
-        char *file = hub_fetch_file(hub, o->type, o->repo_id, revision, commit, e->path,
-                                    cache_dir, o->local_dir, error);
+        char *file = hub_fetch_file(hub, o->type, o->repo_id, revision, commit, e->path, cache_dir,
+                                    o->local_dir, error);
         ok = file != NULL;
         g_free(file);
     }
@@ -257,8 +276,7 @@ static char *download_listed(rt_hub *hub, const rt_hub_snapshot_options *o, cons
     g_ptr_array_unref(listing);
     if (!ok)
         return NULL;
-    return o->local_dir ? g_strdup(o->local_dir)
-                        : g_build_filename(storage, "snapshots", commit, NULL);
+    return o->local_dir ? g_strdup(o->local_dir) : g_build_filename(storage, "snapshots", commit, NULL);
 }
 
 char *rt_hub_snapshot_download(rt_hub *hub, const rt_hub_snapshot_options *o, GError **error)
@@ -269,8 +287,8 @@ char *rt_hub_snapshot_download(rt_hub *hub, const rt_hub_snapshot_options *o, GE
         return NULL;
     const char *cache_dir = o->cache_dir ? o->cache_dir : hub->config->hub_cache;
     char *storage = hub_storage_folder(cache_dir, o->type, o->repo_id);
-    char *tree_folder = o->local_dir ? g_build_filename(o->local_dir, ".cache", "huggingface", NULL)
-                                     : g_strdup(storage);
+    char *tree_folder =
+        o->local_dir ? g_build_filename(o->local_dir, ".cache", "huggingface", NULL) : g_strdup(storage);
     hub_target t = {o->type, o->repo_id, revision, NULL};
     char *commit = rt_hub_is_commit_sha(revision) ? g_strdup(revision) : NULL;
     char *result = NULL, *folder = NULL, *missing = NULL;
@@ -289,8 +307,7 @@ char *rt_hub_snapshot_download(rt_hub *hub, const rt_hub_snapshot_options *o, GE
         /* Offline, or the Hub did not answer: what does the cache have? */
         if (!commit)
             commit = hub_read_ref(storage, revision);
-        cache_state state = look_in_cache(storage, tree_folder, commit, o, &folder, &missing,
-                                          &n_more);
+        cache_state state = look_in_cache(storage, tree_folder, commit, o, &folder, &missing, &n_more);
         if (state == CACHE_COMPLETE) {
             result = g_steal_pointer(&folder);
             g_clear_error(&api_error);
@@ -309,8 +326,7 @@ char *rt_hub_snapshot_download(rt_hub *hub, const rt_hub_snapshot_options *o, GE
         /* Not cached and the Hub was unreachable: try again, with the retries. */
         g_clear_error(&api_error);
         g_clear_pointer(&commit, g_free);
-        commit = hub_fetch_commit(hub, o->type, o->repo_id, revision, hub->config->max_retries,
-                                  NULL, error);
+        commit = hub_fetch_commit(hub, o->type, o->repo_id, revision, hub->config->max_retries, NULL, error);
         if (!commit)
             goto out;
     }

@@ -13,16 +13,16 @@
 #include "net/hub-json.h"
 #include "net/hub-private.h"
 
-#define CHUNK_FILES 256         /* files per preupload call, objects per batch call */
-#define SAMPLE_BYTES 512        /* what preupload sees of each file */
+#define CHUNK_FILES 256               /* files per preupload call, objects per batch call */
+#define SAMPLE_BYTES 512              /* what preupload sees of each file */
 #define MAX_REGULAR_BYTES (64u << 20) /* inlined in the commit (base64) */
 #define MAX_PARTS 100000
 
 /* One file to push. */
 typedef struct push_item {
     char *repo_path;
-    char *local_path;    /* NULL for a blob */
-    const guint8 *data;  /* a blob's bytes (borrowed) */
+    char *local_path;   /* NULL for a blob */
+    const guint8 *data; /* a blob's bytes (borrowed) */
     guint64 size;
     char sha256[65];
     char git_sha1[41];
@@ -53,8 +53,7 @@ static gboolean hash_local(push_item *it, GError **error)
         struct stat st;
         if (fd < 0 || fstat(fd, &st) != 0) {
             int e = errno;
-            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read %s: %s", it->local_path,
-                        g_strerror(e));
+            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read %s: %s", it->local_path, g_strerror(e));
             if (fd >= 0)
                 close(fd);
             ok = FALSE;
@@ -118,15 +117,15 @@ static gboolean skipped_dir(const char *rel)
            strcmp(rel, ".cache/huggingface") == 0 || g_str_has_suffix(rel, "/.cache/huggingface");
 }
 
-static gboolean walk(const char *root, const char *rel, const rt_hub_push_options *o,
-                     GPtrArray *items, GError **error)
+static gboolean walk(const char *root, const char *rel, const rt_hub_push_options *o, GPtrArray *items,
+                     GError **error)
 {
     char *dir_path = rel ? g_build_filename(root, rel, NULL) : g_strdup(root);
     GError *local = NULL;
     GDir *dir = g_dir_open(dir_path, 0, &local);
     if (!dir) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read the folder to push %s: %s",
-                    dir_path, local->message);
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read the folder to push %s: %s", dir_path,
+                    local->message);
         g_error_free(local);
         g_free(dir_path);
         return FALSE;
@@ -176,8 +175,8 @@ static char *api(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id, 
                  const char *revision)
 {
     char *qrev = hub_quote_revision(revision);
-    char *url = g_strdup_printf("%s/api/%ss/%s/%s/%s", hub->config->endpoint,
-                                rt_hub_repo_type_name(type), repo_id, what, qrev);
+    char *url = g_strdup_printf("%s/api/%ss/%s/%s/%s", hub->config->endpoint, rt_hub_repo_type_name(type),
+                                repo_id, what, qrev);
     g_free(qrev);
     return url;
 }
@@ -186,19 +185,18 @@ static char *api(const rt_hub *hub, rt_hub_repo_type type, const char *repo_id, 
 
 static gboolean repo_readable(rt_hub *hub, rt_hub_repo_type type, const char *repo_id)
 {
-    char *url = g_strdup_printf("%s/api/%ss/%s", hub->config->endpoint,
-                                rt_hub_repo_type_name(type), repo_id);
+    char *url = g_strdup_printf("%s/api/%ss/%s", hub->config->endpoint, rt_hub_repo_type_name(type), repo_id);
     hub_target t = {type, repo_id, NULL, NULL};
-    JsonNode *root = hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, hub->config->max_retries,
-                                  &t, 0, NULL, NULL, NULL);
+    JsonNode *root = hub_api_json(hub, "GET", url, NULL, 0, NULL, FALSE, hub->config->max_retries, &t, 0,
+                                  NULL, NULL, NULL);
     g_free(url);
     if (root)
         json_node_unref(root);
     return root != NULL;
 }
 
-gboolean rt_hub_create_repo(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                            gboolean private_repo, char **url_out, GError **error)
+gboolean rt_hub_create_repo(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, gboolean private_repo,
+                            char **url_out, GError **error)
 {
     if (url_out)
         *url_out = NULL;
@@ -287,8 +285,8 @@ gboolean rt_hub_create_repo(rt_hub *hub, rt_hub_repo_type type, const char *repo
 
 /* ---- preupload ---------------------------------------------------------------------- */
 
-static gboolean preupload(rt_hub *hub, const rt_hub_push_options *o, const char *revision,
-                          GPtrArray *items, GError **error)
+static gboolean preupload(rt_hub *hub, const rt_hub_push_options *o, const char *revision, GPtrArray *items,
+                          GError **error)
 {
     char *url = api(hub, o->type, o->repo_id, "preupload", revision);
     hub_target t = {o->type, o->repo_id, revision, NULL};
@@ -316,8 +314,8 @@ static gboolean preupload(rt_hub *hub, const rt_hub_push_options *o, const char 
         json_builder_end_object(b);
         char *body = json_text(b);
         g_object_unref(b);
-        JsonNode *root = hub_api_json(hub, "POST", url, body, strlen(body), "application/json",
-                                      FALSE, hub->config->max_retries, &t, 0, NULL, NULL, error);
+        JsonNode *root = hub_api_json(hub, "POST", url, body, strlen(body), "application/json", FALSE,
+                                      hub->config->max_retries, &t, 0, NULL, NULL, error);
         g_free(body);
         if (!root) {
             ok = FALSE;
@@ -336,8 +334,8 @@ static gboolean preupload(rt_hub *hub, const rt_hub_push_options *o, const char 
             const char *mode = hub_json_str(found, "uploadMode");
             if (!mode || (strcmp(mode, "lfs") != 0 && strcmp(mode, "regular") != 0)) {
                 g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                            "POST %s: the answer gives no upload mode (lfs or regular) for '%s'%s%s",
-                            url, it->repo_path, mode ? ": it says " : "", mode ? mode : "");
+                            "POST %s: the answer gives no upload mode (lfs or regular) for '%s'%s%s", url,
+                            it->repo_path, mode ? ": it says " : "", mode ? mode : "");
                 ok = FALSE;
                 break;
             }
@@ -373,8 +371,8 @@ static gboolean same_host_as_endpoint(const rt_hub *hub, const char *url)
 
 /* PUT bytes [offset, offset+len) of the item to url (pre-signed: no token). Returns the answer's
  * ETag (transfer full) when etag_out is given. */
-static gboolean put_bytes(rt_hub *hub, const push_item *it, const char *url, guint64 offset,
-                          guint64 len, guint64 progress_base, char **etag_out, GError **error)
+static gboolean put_bytes(rt_hub *hub, const push_item *it, const char *url, guint64 offset, guint64 len,
+                          guint64 progress_base, char **etag_out, GError **error)
 {
     hub_http_request req;
     hub_http_response resp;
@@ -386,8 +384,7 @@ static gboolean put_bytes(rt_hub *hub, const push_item *it, const char *url, gui
         fd = g_open(it->local_path, O_RDONLY | O_CLOEXEC, 0);
         if (fd < 0) {
             int e = errno;
-            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read %s: %s", it->local_path,
-                        g_strerror(e));
+            g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read %s: %s", it->local_path, g_strerror(e));
             return FALSE;
         }
         req.upload_fd = fd;
@@ -410,14 +407,13 @@ static gboolean put_bytes(rt_hub *hub, const push_item *it, const char *url, gui
         g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
                     "PUT %s: HTTP %ld%s%s%s after %d attempt%s: the storage refused the bytes of "
                     "'%s'; run the push again (it asks for fresh upload URLs)",
-                    url, resp.status, xmsg ? " (the storage says: " : "", xmsg ? xmsg : "",
-                    xmsg ? ")" : "", attempts, attempts == 1 ? "" : "s", it->repo_path);
+                    url, resp.status, xmsg ? " (the storage says: " : "", xmsg ? xmsg : "", xmsg ? ")" : "",
+                    attempts, attempts == 1 ? "" : "s", it->repo_path);
     } else if (etag_out) {
         const char *etag = hub_http_header(&resp, "etag");
         if (!etag || !*etag) {
             g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                        "PUT %s: the storage gave no ETag for this part of '%s'", url,
-                        it->repo_path);
+                        "PUT %s: the storage gave no ETag for this part of '%s'", url, it->repo_path);
         } else {
             *etag_out = g_strdup(etag);
             ok = TRUE;
@@ -431,8 +427,8 @@ static gboolean put_bytes(rt_hub *hub, const push_item *it, const char *url, gui
     return ok;
 }
 
-static gboolean post_json(rt_hub *hub, const char *url, JsonBuilder *b, gboolean auth,
-                          gboolean lfs_json, const hub_target *t, GError **error)
+static gboolean post_json(rt_hub *hub, const char *url, JsonBuilder *b, gboolean auth, gboolean lfs_json,
+                          const hub_target *t, GError **error)
 {
     char *body = json_text(b);
     hub_http_request req;
@@ -464,8 +460,8 @@ static gint compare_part(gconstpointer a, gconstpointer b)
     return x < y ? -1 : x > y;
 }
 
-static gboolean upload_multipart(rt_hub *hub, const push_item *it, JsonNode *header,
-                                 guint64 chunk, const char *complete_url, GError **error)
+static gboolean upload_multipart(rt_hub *hub, const push_item *it, JsonNode *header, guint64 chunk,
+                                 const char *complete_url, GError **error)
 {
     /* the part URLs are the header's keys "1", "2", ... */
     JsonObject *h = json_node_get_object(header);
@@ -505,8 +501,7 @@ static gboolean upload_multipart(rt_hub *hub, const push_item *it, JsonNode *hea
         const char *href = hub_json_str(header, key);
         if (!href) {
             g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                        "the Hub's multipart upload of '%s': part %s has no URL", it->repo_path,
-                        key);
+                        "the Hub's multipart upload of '%s': part %s has no URL", it->repo_path, key);
             ok = FALSE;
             break;
         }
@@ -535,8 +530,8 @@ static gboolean upload_multipart(rt_hub *hub, const push_item *it, JsonNode *hea
 }
 
 /* One object of a batch answer. *uploaded: bytes were sent. */
-static gboolean upload_object(rt_hub *hub, const push_item *it, JsonNode *obj,
-                              gboolean *uploaded, GError **error)
+static gboolean upload_object(rt_hub *hub, const push_item *it, JsonNode *obj, gboolean *uploaded,
+                              GError **error)
 {
     *uploaded = FALSE;
     JsonNode *err = hub_json_member(obj, "error");
@@ -556,15 +551,14 @@ static gboolean upload_object(rt_hub *hub, const push_item *it, JsonNode *obj,
     JsonNode *verify = hub_json_member(actions, "verify");
     const char *href = hub_json_str(upload, "href");
     if (!href) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                    "the Hub's LFS answer for '%s' has no upload URL", it->repo_path);
+        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "the Hub's LFS answer for '%s' has no upload URL",
+                    it->repo_path);
         return FALSE;
     }
     char *url = fix_endpoint(hub, href);
     JsonNode *header = hub_json_member(upload, "header");
-    JsonNode *chunk_node = header && JSON_NODE_HOLDS_OBJECT(header)
-                               ? hub_json_member(header, "chunk_size")
-                               : NULL;
+    JsonNode *chunk_node =
+        header && JSON_NODE_HOLDS_OBJECT(header) ? hub_json_member(header, "chunk_size") : NULL;
     gboolean ok;
     if (chunk_node) {
         guint64 chunk = 0;
@@ -587,8 +581,8 @@ static gboolean upload_object(rt_hub *hub, const push_item *it, JsonNode *obj,
     if (ok && verify) {
         const char *vhref = hub_json_str(verify, "href");
         if (!vhref) {
-            g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                        "the Hub's LFS verify action for '%s' has no URL", it->repo_path);
+            g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "the Hub's LFS verify action for '%s' has no URL",
+                        it->repo_path);
             return FALSE;
         }
         char *vurl = fix_endpoint(hub, vhref);
@@ -613,8 +607,8 @@ static gboolean upload_lfs(rt_hub *hub, const rt_hub_push_options *o, const char
                            GPtrArray *lfs_items, guint *n_uploaded, GError **error)
 {
     const char *prefix = hub_url_prefix(o->type);
-    char *url = g_strdup_printf("%s/%s%s.git/info/lfs/objects/batch", hub->config->endpoint,
-                                prefix, o->repo_id);
+    char *url =
+        g_strdup_printf("%s/%s%s.git/info/lfs/objects/batch", hub->config->endpoint, prefix, o->repo_id);
     hub_target t = {o->type, o->repo_id, revision, NULL};
     gboolean ok = TRUE;
     for (guint start = 0; start < lfs_items->len && ok; start += CHUNK_FILES) {
@@ -666,8 +660,8 @@ static gboolean upload_lfs(rt_hub *hub, const rt_hub_push_options *o, const char
                         url, transfer);
             ok = FALSE;
         } else if (!objects) {
-            g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                        "POST %s: the LFS batch answer has no \"objects\"", url);
+            g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "POST %s: the LFS batch answer has no \"objects\"",
+                        url);
             ok = FALSE;
         }
         for (guint i = start; i < end && ok; i++) {
@@ -681,8 +675,8 @@ static gboolean upload_lfs(rt_hub *hub, const rt_hub_push_options *o, const char
             }
             if (!obj) {
                 g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                            "POST %s: the LFS batch answer lacks '%s' (sha256 %s)", url,
-                            it->repo_path, it->sha256);
+                            "POST %s: the LFS batch answer lacks '%s' (sha256 %s)", url, it->repo_path,
+                            it->sha256);
                 ok = FALSE;
                 break;
             }
@@ -720,8 +714,7 @@ static gboolean read_regular(const push_item *it, guint8 **data, gsize *len, GEr
     GError *local = NULL;
     char *contents = NULL;
     if (!g_file_get_contents(it->local_path, &contents, len, &local)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read %s: %s", it->local_path,
-                    local->message);
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "cannot read %s: %s", it->local_path, local->message);
         g_error_free(local);
         return FALSE;
     }
@@ -734,8 +727,8 @@ static gboolean read_regular(const push_item *it, guint8 **data, gsize *len, GEr
     return TRUE;
 }
 
-static JsonNode *commit(rt_hub *hub, const rt_hub_push_options *o, const char *revision,
-                        GPtrArray *items, GError **error)
+static JsonNode *commit(rt_hub *hub, const rt_hub_push_options *o, const char *revision, GPtrArray *items,
+                        GError **error)
 {
     GString *payload = g_string_new(NULL);
     JsonBuilder *b = json_builder_new();
@@ -745,8 +738,7 @@ static JsonNode *commit(rt_hub *hub, const rt_hub_push_options *o, const char *r
     json_builder_set_member_name(b, "value");
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "summary");
-    json_builder_add_string_value(b, o->commit_message ? o->commit_message
-                                                       : "Upload folder using robotrain");
+    json_builder_add_string_value(b, o->commit_message ? o->commit_message : "Upload folder using robotrain");
     json_builder_set_member_name(b, "description");
     json_builder_add_string_value(b, o->commit_description ? o->commit_description : "");
     if (o->parent_commit) {
@@ -800,9 +792,8 @@ static JsonNode *commit(rt_hub *hub, const rt_hub_push_options *o, const char *r
     }
     char *url = api(hub, o->type, o->repo_id, "commit", revision);
     hub_target t = {o->type, o->repo_id, revision, NULL};
-    JsonNode *root = hub_api_json(hub, "POST", url, payload->str, payload->len,
-                                  "application/x-ndjson", FALSE, hub->config->max_retries, &t, 0,
-                                  NULL, NULL, error);
+    JsonNode *root = hub_api_json(hub, "POST", url, payload->str, payload->len, "application/x-ndjson", FALSE,
+                                  hub->config->max_retries, &t, 0, NULL, NULL, error);
     g_free(url);
     g_string_free(payload, TRUE);
     return root;
@@ -860,16 +851,15 @@ rt_hub_commit *rt_hub_push_folder(rt_hub *hub, const rt_hub_push_options *o, GEr
     }
     if (items->len == 0) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "nothing to push to '%s': %s%s has no file that the patterns select",
-                    o->repo_id, o->folder ? "the folder " : "", o->folder ? o->folder : "the push");
+                    "nothing to push to '%s': %s%s has no file that the patterns select", o->repo_id,
+                    o->folder ? "the folder " : "", o->folder ? o->folder : "the push");
         goto out;
     }
     for (guint i = 0; i < items->len; i++) {
         push_item *it = items->pdata[i];
         if (g_hash_table_contains(paths, it->repo_path)) {
             g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "'%s' would be pushed twice (from the folder and from memory)",
-                        it->repo_path);
+                        "'%s' would be pushed twice (from the folder and from memory)", it->repo_path);
             goto out;
         }
         g_hash_table_add(paths, it->repo_path);
@@ -945,9 +935,8 @@ out:
     return result;
 }
 
-gboolean rt_hub_create_tag(rt_hub *hub, rt_hub_repo_type type, const char *repo_id,
-                           const char *tag, const char *revision, const char *message,
-                           GError **error)
+gboolean rt_hub_create_tag(rt_hub *hub, rt_hub_repo_type type, const char *repo_id, const char *tag,
+                           const char *revision, const char *message, GError **error)
 {
     if (!revision)
         revision = "main";
@@ -955,8 +944,7 @@ gboolean rt_hub_create_tag(rt_hub *hub, rt_hub_repo_type type, const char *repo_
         !hub_check_revision(tag, error))
         return FALSE;
     if (hub->config->offline) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
-                    "cannot tag '%s': HF_HUB_OFFLINE is set", repo_id);
+        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "cannot tag '%s': HF_HUB_OFFLINE is set", repo_id);
         return FALSE;
     }
     char *url = api(hub, type, repo_id, "tag", revision);
@@ -980,8 +968,7 @@ gboolean rt_hub_create_tag(rt_hub *hub, rt_hub_repo_type type, const char *repo_
         g_clear_error(&local);
         char *what = hub_describe_repo(type, repo_id);
         g_set_error(&local, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "POST %s: the tag '%s' exists already in %s: choose another name", url, tag,
-                    what);
+                    "POST %s: the tag '%s' exists already in %s: choose another name", url, tag, what);
         g_free(what);
     }
     if (root)

@@ -113,11 +113,10 @@ static inline int hub_server_start(hub_server *s, const char *config_json)
         return -1;
     }
     char *script = hub_server_script();
-    char *argv[] = {python, script, "--config", s->config_path, "--log", s->log_path,
+    char *argv[] = {python,        script,       "--config", s->config_path, "--log", s->log_path,
                     "--port-file", s->port_path, NULL};
     GError *err = NULL;
-    gboolean ok = g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &s->pid,
-                                &err);
+    gboolean ok = g_spawn_async(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &s->pid, &err);
     g_free(script);
     g_free(python);
     if (!ok) {
@@ -221,13 +220,13 @@ static inline gboolean hub_server_reset(hub_server *s)
 }
 
 /* A file of a repository as the stand-in stores it (transfer full), or NULL. */
-static inline GBytes *hub_server_file(hub_server *s, const char *type, const char *repo,
-                                      const char *rev, const char *path)
+static inline GBytes *hub_server_file(hub_server *s, const char *type, const char *repo, const char *rev,
+                                      const char *path)
 {
     char *q_repo = g_uri_escape_string(repo, NULL, FALSE);
     char *q_path = g_uri_escape_string(path, NULL, FALSE);
-    char *url = g_strdup_printf("%s/_control/file?type=%s&repo=%s&rev=%s&path=%s", s->endpoint,
-                                type, q_repo, rev, q_path);
+    char *url = g_strdup_printf("%s/_control/file?type=%s&repo=%s&rev=%s&path=%s", s->endpoint, type, q_repo,
+                                rev, q_path);
     CURL *c = curl_easy_init();
     GByteArray *answer = g_byte_array_new();
     long status = 0;
@@ -298,8 +297,8 @@ static inline GBytes *hub_log_body(JsonNode *entry)
 static inline gboolean hub_log_matches(JsonNode *entry, const char *regex, const char *port)
 {
     char *key = g_strdup_printf("%s %s", hub_log_str(entry, "method"), hub_log_str(entry, "path"));
-    gboolean m = g_regex_match_simple(regex, key, 0, 0) &&
-                 (!port || strcmp(port, hub_log_str(entry, "port")) == 0);
+    gboolean m =
+        g_regex_match_simple(regex, key, 0, 0) && (!port || strcmp(port, hub_log_str(entry, "port")) == 0);
     g_free(key);
     return m;
 }
@@ -313,8 +312,7 @@ static inline guint hub_log_count(GPtrArray *log, const char *regex, const char 
 }
 
 /* The first (or, last = TRUE, the last) entry matching, or NULL (transfer none). */
-static inline JsonNode *hub_log_find(GPtrArray *log, const char *regex, const char *port,
-                                     gboolean last)
+static inline JsonNode *hub_log_find(GPtrArray *log, const char *regex, const char *port, gboolean last)
 {
     JsonNode *found = NULL;
     for (guint i = 0; i < log->len; i++)
