@@ -1,1 +1,26 @@
 ## src/data: sources, tests and pages of this area (see the top-level Makefile.am).
+
+## The LeRobotDataset (src/data/dataset.h): metadata, episodes, stats, frames, items and
+## batches; normalization, the sampler and the loader threads.
+librobotrain_la_SOURCES += \
+	src/data/dataset.h src/data/dataset-private.h src/data/dataset-meta.h \
+	src/data/meta-json.c src/data/meta-info.c src/data/meta-stats.c \
+	src/data/meta-jsonl.c src/data/meta-parquet.c \
+	src/data/dataset-path.c src/data/dataset.c src/data/dataset-load.c src/data/dataset-item.c
+
+## Tests: the generated v3.0 dataset (copied from ../shared/data/tiny-lerobot-v3, see
+## tests/data/dataset/README) and, when ../shared is there, the real v2.1 episode.
+check_PROGRAMS += tests/test-dataset
+TESTS += tests/test-dataset
+tests_test_dataset_SOURCES = tests/test-dataset.c
+tests_test_dataset_LDADD = $(RT_TEST_LIBS)
+
+RT_DATASET_FIXTURES = \
+	tests/data/dataset/README \
+	tests/data/dataset/tiny-v3/meta/info.json \
+	tests/data/dataset/tiny-v3/meta/stats.json \
+	tests/data/dataset/tiny-v3/meta/tasks.parquet \
+	tests/data/dataset/tiny-v3/meta/episodes/chunk-000/file-000.parquet \
+	tests/data/dataset/tiny-v3/data/chunk-000/file-000.parquet \
+	tests/data/dataset/tiny-v3/videos/observation.images.cam/chunk-000/file-000.mp4
+EXTRA_DIST += $(RT_DATASET_FIXTURES)
