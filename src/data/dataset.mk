@@ -6,7 +6,10 @@ librobotrain_la_SOURCES += \
 	src/data/dataset.h src/data/dataset-private.h src/data/dataset-meta.h \
 	src/data/meta-json.c src/data/meta-info.c src/data/meta-stats.c \
 	src/data/meta-jsonl.c src/data/meta-parquet.c \
-	src/data/dataset-path.c src/data/dataset.c src/data/dataset-load.c src/data/dataset-item.c
+	src/data/dataset-path.c src/data/dataset.c src/data/dataset-load.c src/data/dataset-item.c \
+	src/data/normalize.h src/data/normalize.c \
+	src/data/sampler.h src/data/sampler.c \
+	src/data/loader.h src/data/loader.c
 
 ## Tests: the generated v3.0 dataset (copied from ../shared/data/tiny-lerobot-v3, see
 ## tests/data/dataset/README) and, when ../shared is there, the real v2.1 episode.
@@ -24,3 +27,13 @@ RT_DATASET_FIXTURES = \
 	tests/data/dataset/tiny-v3/data/chunk-000/file-000.parquet \
 	tests/data/dataset/tiny-v3/videos/observation.images.cam/chunk-000/file-000.mp4
 EXTRA_DIST += $(RT_DATASET_FIXTURES)
+
+check_PROGRAMS += tests/test-sampler
+TESTS += tests/test-sampler
+tests_test_sampler_SOURCES = tests/test-sampler.c
+tests_test_sampler_LDADD = $(RT_TEST_LIBS)
+
+check_PROGRAMS += tests/test-dataset-loader
+TESTS += tests/test-dataset-loader
+tests_test_dataset_loader_SOURCES = tests/test-dataset-loader.c
+tests_test_dataset_loader_LDADD = $(RT_TEST_LIBS)
