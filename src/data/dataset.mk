@@ -37,3 +37,8 @@ check_PROGRAMS += tests/test-dataset-loader
 TESTS += tests/test-dataset-loader
 tests_test_dataset_loader_SOURCES = tests/test-dataset-loader.c
 tests_test_dataset_loader_LDADD = $(RT_TEST_LIBS)
+
+check_PROGRAMS += tests/test-dataset-meta
+TESTS += tests/test-dataset-meta
+tests_test_dataset_meta_SOURCES = tests/test-dataset-meta.c
+tests_test_dataset_meta_LDADD = $(RT_TEST_LIBS)
