@@ -42,3 +42,10 @@ check_PROGRAMS += tests/test-dataset-meta
 TESTS += tests/test-dataset-meta
 tests_test_dataset_meta_SOURCES = tests/test-dataset-meta.c
 tests_test_dataset_meta_LDADD = $(RT_TEST_LIBS)
+
+## robotrain dataset info|show, and its page.
+robotrain_SOURCES += src/cli/cmd-dataset.c
+RT_MAN_PODS += man/robotrain-dataset.pod
+dist_man_MANS += man/robotrain-dataset.1
+TESTS += tests/dataset-cli.sh
+EXTRA_DIST += tests/dataset-cli.sh
