@@ -118,8 +118,8 @@ static uint8_t *dup_bytes(const uint8_t *data, size_t len)
 
 static size_t data_end_of(const uint8_t *data, size_t len)
 {
-    uint32_t footer = (uint32_t)data[len - 8] | (uint32_t)data[len - 7] << 8 |
-                      (uint32_t)data[len - 6] << 16 | (uint32_t)data[len - 5] << 24;
+    uint32_t footer = (uint32_t)data[len - 8] | (uint32_t)data[len - 7] << 8 | (uint32_t)data[len - 6] << 16 |
+                      (uint32_t)data[len - 5] << 24;
     return len - 8 - footer;
 }
 
@@ -245,8 +245,7 @@ DEF_TEST(flipped_bytes)
         }
         OK1(o.bad == 0, fixtures[i]);
         OK1(o.failed > 0, fixtures[i]);
-        printf("# %s: %d corruptions: %d read, %d refused\n", fixtures[i], n, o.read_ok,
-               o.failed);
+        printf("# %s: %d corruptions: %d read, %d refused\n", fixtures[i], n, o.read_ok, o.failed);
         g_free(copy);
         g_free(data);
     }

@@ -5,7 +5,7 @@
  * allocate what the file merely claims.
  *
  * The files are one OPTIONAL INT32 column "x" of three rows unless a test says otherwise;
- * a small Thrift compact writer below produces their footers and page headers. */
+ * tests/test-parquet-writer.h produces their footers and page headers. */
 #include "config.h"
 
 #include "testing.h"
@@ -15,144 +15,7 @@
 #include <zlib.h>
 
 #include "data/parquet.h"
-
-/* ---------------------------------------------------------------- a Thrift compact writer */
-
-typedef struct {
-    GByteArray *b;
-    int16_t last[16];
-    int depth;
-} tw;
-
-static void tw_byte(tw *w, unsigned v)
-{
-    uint8_t byte = (uint8_t)v;
-    g_byte_array_append(w->b, &byte, 1);
-}
-
-static void tw_varint(tw *w, uint64_t v)
-{
-    while (v >= 0x80) {
-        tw_byte(w, (unsigned)(v & 0x7f) | 0x80);
-        v >>= 7;
-    }
-    tw_byte(w, (unsigned)v);
-}
-
-static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-
-static void tw_field(tw *w, int16_t id, int type)
-{
-    int delta = id - w->last[w->depth];
-    if (delta > 0 && delta <= 15) {
-        tw_byte(w, (unsigned)(delta << 4 | type));
-    } else {
-        tw_byte(w, (unsigned)type);
-        tw_varint(w, zz(id));
-    }
-    w->last[w->depth] = id;
-}
-
-static void tw_i32(tw *w, int16_t id, int64_t v)
-{
-    tw_field(w, id, 5);
-    tw_varint(w, zz(v));
-}
-
-static void tw_i64(tw *w, int16_t id, int64_t v)
-{
-    tw_field(w, id, 6);
-    tw_varint(w, zz(v));
-}
-
-static void tw_str(tw *w, int16_t id, const char *s)
-{
-    tw_field(w, id, 8);
-    tw_varint(w, strlen(s));
-    g_byte_array_append(w->b, (const uint8_t *)s, (guint)strlen(s));
-}
-
-static void tw_open(tw *w) /* a struct, as a field (after tw_field) or a list element */
-{
-    w->depth++;
-    w->last[w->depth] = 0;
-}
-
-static void tw_struct(tw *w, int16_t id)
-{
-    tw_field(w, id, 12);
-    tw_open(w);
-}
-
-static void tw_close(tw *w)
-{
-    tw_byte(w, 0);
-    w->depth--;
-}
-
-static void tw_list(tw *w, int16_t id, int elem_type, int n)
-{
-    tw_field(w, id, 9);
-    if (n < 15) {
-        tw_byte(w, (unsigned)(n << 4 | elem_type));
-    } else {
-        tw_byte(w, 0xf0u | (unsigned)elem_type);
-        tw_varint(w, (uint64_t)n);
-    }
-}
-
-/* ---------------------------------------------------------------- test files */
-
-enum { PAGE_DATA = 0, PAGE_DICT = 2, PAGE_DATA_V2 = 3 };
-
-typedef struct {
-    int type;
-    int32_t num_values;
-    int encoding;
-    const void *payload;
-    size_t len;
-    int64_t uncompressed; /* -1: len */
-    int64_t compressed;   /* -1: len */
-    gboolean crc;
-    int64_t crc_value; /* -1: the correct CRC */
-    int32_t v2_def_len;
-} page_spec;
-
-static void put_page(GByteArray *out, const page_spec *p)
-{
-    tw w = {.b = out};
-    tw_open(&w);
-    tw_i32(&w, 1, p->type);
-    tw_i32(&w, 2, p->uncompressed >= 0 ? p->uncompressed : (int64_t)p->len);
-    tw_i32(&w, 3, p->compressed >= 0 ? p->compressed : (int64_t)p->len);
-    if (p->crc)
-        tw_i32(&w, 4, p->crc_value >= 0 ? (int32_t)(uint32_t)p->crc_value
-                                        : (int32_t)(uint32_t)crc32(0L, p->payload, (uInt)p->len));
-    if (p->type == PAGE_DATA) {
-        tw_struct(&w, 5);
-        tw_i32(&w, 1, p->num_values);
-        tw_i32(&w, 2, p->encoding);
-        tw_i32(&w, 3, 3); /* RLE levels */
-        tw_i32(&w, 4, 3);
-        tw_close(&w);
-    } else if (p->type == PAGE_DICT) {
-        tw_struct(&w, 7);
-        tw_i32(&w, 1, p->num_values);
-        tw_i32(&w, 2, 0);
-        tw_close(&w);
-    } else {
-        tw_struct(&w, 8);
-        tw_i32(&w, 1, p->num_values);
-        tw_i32(&w, 2, 0);
-        tw_i32(&w, 3, p->num_values);
-        tw_i32(&w, 4, p->encoding);
-        tw_i32(&w, 5, p->v2_def_len);
-        tw_i32(&w, 6, 0);
-        tw_close(&w);
-    }
-    tw_close(&w);
-    g_byte_array_append(out, p->payload, (guint)p->len);
-}
+#include "test-parquet-writer.h"
 
 typedef struct {
     int codec;
@@ -172,15 +35,28 @@ typedef struct {
 
 /* Three rows [7, null, 9]: definition levels 1,0,1 (bit-packed), then PLAIN 7 and 9. */
 static const uint8_t plain_payload[] = {2, 0, 0, 0, 0x03, 0x05, 7, 0, 0, 0, 9, 0, 0, 0};
-static const page_spec plain_page = {.type = PAGE_DATA, .num_values = 3, .encoding = 0,
-                                     .payload = plain_payload, .len = sizeof plain_payload,
-                                     .uncompressed = -1, .compressed = -1, .crc_value = -1};
+static const page_spec plain_page = {.type = PAGE_DATA,
+                                     .num_values = 3,
+                                     .encoding = 0,
+                                     .payload = plain_payload,
+                                     .len = sizeof plain_payload,
+                                     .uncompressed = -1,
+                                     .compressed = -1,
+                                     .crc_value = -1};
 
 static file_spec default_spec(void)
 {
-    file_spec s = {.codec = 0, .rows = 3, .file_rows = -1, .chunk_values = 3,
-                   .data_page_offset = -1, .total_compressed = -1, .root_children = 1,
-                   .path = "x", .chunk_type = 1, .pages = &plain_page, .n_pages = 1};
+    file_spec s = {.codec = 0,
+                   .rows = 3,
+                   .file_rows = -1,
+                   .chunk_values = 3,
+                   .data_page_offset = -1,
+                   .total_compressed = -1,
+                   .root_children = 1,
+                   .path = "x",
+                   .chunk_type = 1,
+                   .pages = &plain_page,
+                   .n_pages = 1};
     return s;
 }
 
@@ -197,36 +73,15 @@ static GByteArray *build_file(const file_spec *s)
     tw_open(&w);
     tw_i32(&w, 1, 1);
     tw_list(&w, 2, 12, 2);
-    tw_open(&w);
-    tw_str(&w, 4, "schema");
-    tw_i32(&w, 5, s->root_children);
-    tw_close(&w);
-    tw_open(&w);
-    tw_i32(&w, 1, 1); /* INT32 */
-    tw_i32(&w, 3, 1); /* OPTIONAL */
-    tw_str(&w, 4, "x");
-    tw_close(&w);
+    put_schema_element(&w, "schema", -1, -1, s->root_children, -1);
+    put_schema_element(&w, "x", 1, 1, 0, -1); /* OPTIONAL INT32 */
     tw_i64(&w, 3, s->file_rows >= 0 ? s->file_rows : s->rows);
     tw_list(&w, 4, 12, 1);
     tw_open(&w);
     tw_list(&w, 1, 12, 1);
-    tw_open(&w);
-    tw_i64(&w, 2, 0);
-    tw_struct(&w, 3);
-    tw_i32(&w, 1, s->chunk_type);
-    tw_list(&w, 2, 5, 2);
-    tw_varint(&w, zz(0));
-    tw_varint(&w, zz(3));
-    tw_list(&w, 3, 8, 1);
-    tw_varint(&w, strlen(s->path));
-    g_byte_array_append(out, (const uint8_t *)s->path, (guint)strlen(s->path));
-    tw_i32(&w, 4, s->codec);
-    tw_i64(&w, 5, s->chunk_values);
-    tw_i64(&w, 6, pages_len);
-    tw_i64(&w, 7, s->total_compressed >= 0 ? s->total_compressed : pages_len);
-    tw_i64(&w, 9, s->data_page_offset >= 0 ? s->data_page_offset : 4);
-    tw_close(&w); /* ColumnMetaData */
-    tw_close(&w); /* ColumnChunk */
+    put_column_chunk(&w, s->chunk_type, &s->path, 1, s->codec, s->chunk_values,
+                     s->total_compressed >= 0 ? s->total_compressed : pages_len,
+                     s->data_page_offset >= 0 ? s->data_page_offset : 4);
     tw_i64(&w, 2, pages_len);
     tw_i64(&w, 3, s->rows);
     tw_close(&w); /* RowGroup */
@@ -240,11 +95,7 @@ static GByteArray *build_file(const file_spec *s)
     tw_close(&w);
     tw_str(&w, 6, "robotrain test-parquet-errors");
     tw_close(&w);
-    uint32_t footer_len = (uint32_t)((int64_t)(out->len - footer_start) + s->footer_len_delta);
-    uint8_t len_le[4] = {footer_len & 0xff, footer_len >> 8 & 0xff, footer_len >> 16 & 0xff,
-                         footer_len >> 24};
-    g_byte_array_append(out, len_le, 4);
-    g_byte_array_append(out, (const uint8_t *)(s->tail_magic ? s->tail_magic : "PAR1"), 4);
+    put_tail(out, footer_start, s->footer_len_delta, s->tail_magic);
     return out;
 }
 
@@ -274,13 +125,13 @@ static GError *open_and_read(const file_spec *s, rt_parquet_batch **out)
     return error;
 }
 
-#define EXPECT_FILE_ERROR(spec, code_, text)                                                \
-    do {                                                                                    \
-        GError *e_ = open_and_read(&(spec), NULL);                                          \
-        OK1(e_ && e_->domain == RT_ERROR && e_->code == (code_) &&                          \
-                g_str_has_prefix(e_->message, "built.parquet: "),                           \
-            e_ ? e_->message : "no error");                                                 \
-        EXPECT_ERROR(e_, text);                                                             \
+#define EXPECT_FILE_ERROR(spec, code_, text)                                                                 \
+    do {                                                                                                     \
+        GError *e_ = open_and_read(&(spec), NULL);                                                           \
+        OK1(e_ && e_->domain == RT_ERROR && e_->code == (code_) &&                                           \
+                g_str_has_prefix(e_->message, "built.parquet: "),                                            \
+            e_ ? e_->message : "no error");                                                                  \
+        EXPECT_ERROR(e_, text);                                                                              \
     } while (0)
 
 /* ---------------------------------------------------------------- tests */
@@ -405,12 +256,10 @@ DEF_TEST(schema_and_chunk_metadata_errors)
     EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "its physical type differs from the schema's");
     s = default_spec();
     s.file_rows = 5;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "malformed footer: the file says 5 rows but its row groups hold 3");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "malformed footer: the file says 5 rows but its row groups hold 3");
     s = default_spec();
     s.chunk_values = 4;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "the column chunk holds 4 values in 31 bytes for 3 rows");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "the column chunk holds 4 values in 31 bytes for 3 rows");
     /* offsets out of range: past the data, inside the magic, sizes past the footer */
     s = default_spec();
     s.data_page_offset = 100000;
@@ -440,8 +289,7 @@ DEF_TEST(page_errors)
     /* more values in the page than in the chunk */
     p = plain_page;
     p.num_values = 5;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "a page holds 5 values, more than the 3 the chunk has left");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a page holds 5 values, more than the 3 the chunk has left");
     /* fewer: the chunk's pages end early */
     p = plain_page;
     p.num_values = 2;
@@ -449,15 +297,13 @@ DEF_TEST(page_errors)
     /* uncompressed sizes that disagree */
     p = plain_page;
     p.uncompressed = 99;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "an uncompressed page says 99 bytes uncompressed but holds 14");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "an uncompressed page says 99 bytes uncompressed but holds 14");
     /* definition levels that do not fit their bit width */
     static const uint8_t wide_levels[] = {2, 0, 0, 0, 0x06, 0x02, 7, 0, 0, 0};
     p = plain_page;
     p.payload = wide_levels;
     p.len = sizeof wide_levels;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "definition levels: RLE run value is wider than the bit width");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "definition levels: RLE run value is wider than the bit width");
     /* definition levels whose length runs past the page */
     static const uint8_t long_levels[] = {200, 0, 0, 0, 0x06, 0x01};
     p.payload = long_levels;
@@ -473,6 +319,20 @@ DEF_TEST(page_errors)
     p.type = PAGE_DATA_V2;
     p.v2_def_len = 50;
     EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a v2 page's level lengths (0 + 50) exceed its size (14)");
+    /* a v2 page: levels without their length prefix, then the values */
+    static const uint8_t v2_payload[] = {0x03, 0x05, 7, 0, 0, 0, 9, 0, 0, 0};
+    p.payload = v2_payload;
+    p.len = sizeof v2_payload;
+    p.v2_def_len = 2;
+    rt_parquet_batch *b = NULL;
+    GError *v2_error = open_and_read(&s, &b);
+    EXPECT_NO_ERROR(v2_error);
+    const int32_t *v = b->arrays[0].values;
+    OK(v[0] == 7 && v[2] == 9 && b->arrays[0].null_count == 1 && !b->arrays[0].valid[1]);
+    rt_parquet_batch_free(b);
+    /* ... whose row count must agree with its values (rows are skipped by it) */
+    p.v2_rows = 2;
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a v2 page says 2 rows for 3 values of a flat column");
     /* an encoding that is no encoding */
     p = plain_page;
     p.encoding = 42;
@@ -496,10 +356,21 @@ DEF_TEST(dictionary_errors)
     /* levels all 1 (RLE run of 3), then index bit width 1 and indices 1, 0, 1 bit-packed */
     static const uint8_t indices[] = {2, 0, 0, 0, 0x06, 0x01, 1, 0x03, 0x05};
     page_spec pages[2] = {
-        {.type = PAGE_DICT, .num_values = 2, .payload = dict_values, .len = sizeof dict_values,
-         .uncompressed = -1, .compressed = -1, .crc_value = -1},
-        {.type = PAGE_DATA, .num_values = 3, .encoding = 8, .payload = indices,
-         .len = sizeof indices, .uncompressed = -1, .compressed = -1, .crc_value = -1},
+        {.type = PAGE_DICT,
+         .num_values = 2,
+         .payload = dict_values,
+         .len = sizeof dict_values,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .encoding = 8,
+         .payload = indices,
+         .len = sizeof indices,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
     };
     file_spec s = default_spec();
     s.pages = pages;
@@ -534,8 +405,7 @@ DEF_TEST(dictionary_errors)
     /* dictionary-encoded data without a dictionary */
     s.pages = &pages[1];
     s.n_pages = 1;
-    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT,
-                      "a dictionary-encoded page has no dictionary page before it");
+    EXPECT_FILE_ERROR(s, RT_ERROR_FORMAT, "a dictionary-encoded page has no dictionary page before it");
     return 0;
 }
 
@@ -628,6 +498,55 @@ DEF_TEST(impossible_sizes_are_bounded)
     return 0;
 }
 
+/* A long group name above many leaves: each leaf's path repeats it, so a 240 KB footer
+ * would expand to 4 GB of path strings; the reader refuses instead. */
+DEF_TEST(schema_path_bomb_is_bounded)
+{
+    const int leaves = 20000;
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
+    tw w = {.b = out};
+    char *long_name = g_strnfill(100000, 'A');
+    tw_open(&w);
+    tw_i32(&w, 1, 1);
+    tw_list(&w, 2, 12, leaves + 2);
+    tw_open(&w);
+    tw_str(&w, 4, "schema");
+    tw_i32(&w, 5, 1);
+    tw_close(&w);
+    tw_open(&w);
+    tw_i32(&w, 3, 1);
+    tw_str(&w, 4, long_name);
+    tw_i32(&w, 5, leaves);
+    tw_close(&w);
+    for (int i = 0; i < leaves; i++) {
+        tw_open(&w);
+        tw_i32(&w, 1, 1);
+        tw_i32(&w, 3, 1);
+        tw_str(&w, 4, "b");
+        tw_close(&w);
+    }
+    tw_i64(&w, 3, 0);
+    tw_list(&w, 4, 12, 0);
+    tw_close(&w);
+    uint32_t footer_len = out->len - 4;
+    uint8_t tail[8] = {footer_len & 0xff,
+                       footer_len >> 8 & 0xff,
+                       footer_len >> 16 & 0xff,
+                       footer_len >> 24,
+                       'P',
+                       'A',
+                       'R',
+                       '1'};
+    g_byte_array_append(out, tail, 8);
+    GError *error = NULL;
+    OK(rt_parquet_file_open_bytes(out->data, out->len, "bomb.parquet", &error) == NULL);
+    EXPECT_ERROR(error, "bomb.parquet: malformed schema: its column paths would take more than");
+    g_byte_array_unref(out);
+    g_free(long_name);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(built_file_reads);
@@ -637,5 +556,6 @@ int main(void)
     RUN_TEST(dictionary_errors);
     RUN_TEST(decompression_errors);
     RUN_TEST(impossible_sizes_are_bounded);
+    RUN_TEST(schema_path_bomb_is_bounded);
     END_TEST;
 }

@@ -1,18 +1,22 @@
-/* Unit tests of the Parquet reader's decoders on hand-made bytes: the Thrift compact protocol
- * (thrift-compact.h) and the level/index run encodings. The expected values come from the
- * byte examples in apache/parquet-format's Encodings.md and the Thrift compact protocol
- * specification (field header = delta << 4 | type, zig-zag varints). */
+/* Unit tests of the Parquet reader on hand-made bytes: the Thrift compact protocol
+ * (thrift-compact.h), the level/index run encodings, and the assembly of definition levels
+ * into values for a nested struct column. The expected values come from the byte examples
+ * in apache/parquet-format's Encodings.md, the Thrift compact protocol specification (field
+ * header = delta << 4 | type, zig-zag varints) and the Dremel level rules in the Parquet
+ * README (a leaf under k optional nodes has definition levels 0..k). */
 #include "config.h"
 
 #include "testing.h"
 
 #include "data/parquet-private.h"
 #include "data/thrift-compact.h"
+#include "test-parquet-writer.h"
 
 /* ---------------------------------------------------------------- Thrift */
 
 DEF_TEST(thrift_reads_every_type)
 {
+    /* clang-format off */
     static const uint8_t bytes[] = {
         0x15, 0x05,                   /* 1: i32 -3 */
         0x11,                         /* 2: bool true */
@@ -26,6 +30,7 @@ DEF_TEST(thrift_reads_every_type)
         0x12,                         /* 105: bool false */
         0x00,
     };
+    /* clang-format on */
     rt_thrift_reader r;
     int16_t id = 0;
     rt_thrift_type t;
@@ -92,8 +97,9 @@ DEF_TEST(thrift_rejects_malformed_input)
 {
     static const uint8_t truncated_varint[] = {0x15, 0x80};
     EXPECT_EQ_STR("truncated or overlong varint", skip_error(truncated_varint, 2));
-    static const uint8_t overlong_varint[] = {0x16, 0xff, 0xff, 0xff, 0xff, 0xff,
-                                              0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
+    /* ten 0xff continuation bytes: more than a 64-bit value can need */
+    static const uint8_t overlong_varint[] = {0x16, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                              0xff, 0xff, 0xff, 0xff, 0x01, 0x00};
     EXPECT_EQ_STR("truncated or overlong varint", skip_error(overlong_varint, 13));
     static const uint8_t i32_range[] = {0x15, 0xff, 0xff, 0xff, 0xff, 0x7f, 0x00};
     rt_thrift_reader r;
@@ -138,8 +144,7 @@ DEF_TEST(thrift_rejects_malformed_input)
 
 /* ---------------------------------------------------------------- run encodings */
 
-static int decode(const uint8_t *bytes, size_t len, int bw, uint32_t *out, int64_t n,
-                  const char **why)
+static int decode(const uint8_t *bytes, size_t len, int bw, uint32_t *out, int64_t n, const char **why)
 {
     const uint8_t *p = bytes;
     *why = "(no error)";
@@ -216,11 +221,221 @@ DEF_TEST(bit_packed_levels)
     return 0;
 }
 
+/* An inline image column as LeRobot writes it (HF datasets' Image feature):
+ *   optional group img { optional binary bytes; optional binary path (UTF8) }
+ * Rows: {PNG signature, "frame-000000.png"}, null, {null, "x"}. Definition levels count the
+ * optional nodes present: 2 = value, 1 = struct present but field null, 0 = struct null. */
+DEF_TEST(image_struct_column)
+{
+    static const uint8_t png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    /* bytes: levels 2, 0, 1 bit-packed at width 2 (0b00_01_00_10 = 0x12), one value */
+    uint8_t bytes_page[32] = {3, 0, 0, 0, 0x03, 0x12, 0x00, 8, 0, 0, 0};
+    memcpy(bytes_page + 11, png, 8);
+    /* path: levels 2, 0, 2 (0b00_10_00_10 = 0x22), two values */
+    /* clang-format off */
+    static const uint8_t path_page[] = {
+        3, 0, 0, 0, 0x03, 0x22, 0x00,
+        16, 0, 0, 0, 'f', 'r', 'a', 'm', 'e', '-', '0', '0', '0', '0', '0', '0', '.', 'p', 'n', 'g',
+        1, 0, 0, 0, 'x'};
+    /* clang-format on */
+    page_spec pages[2] = {
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .encoding = 0,
+         .payload = bytes_page,
+         .len = 19,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc = TRUE,
+         .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .encoding = 0,
+         .payload = path_page,
+         .len = sizeof path_page,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+    };
+    GByteArray *out = g_byte_array_new();
+    g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
+    put_page(out, &pages[0]);
+    int64_t second = out->len;
+    put_page(out, &pages[1]);
+    guint footer_start = out->len;
+    tw w = {.b = out};
+    tw_open(&w);
+    tw_i32(&w, 1, 1);
+    tw_list(&w, 2, 12, 4);
+    put_schema_element(&w, "schema", -1, -1, 1, -1);
+    put_schema_element(&w, "img", -1, 1, 2, -1);
+    put_schema_element(&w, "bytes", 6, 1, 0, -1);
+    put_schema_element(&w, "path", 6, 1, 0, 0);
+    tw_i64(&w, 3, 3);
+    tw_list(&w, 4, 12, 1);
+    tw_open(&w);
+    tw_list(&w, 1, 12, 2);
+    static const char *const bytes_path[] = {"img", "bytes"}, *const path_path[] = {"img", "path"};
+    put_column_chunk(&w, 6, bytes_path, 2, 0, 3, second - 4, 4);
+    put_column_chunk(&w, 6, path_path, 2, 0, 3, footer_start - second, second);
+    tw_i64(&w, 2, footer_start - 4);
+    tw_i64(&w, 3, 3);
+    tw_close(&w);
+    tw_close(&w);
+    put_tail(out, footer_start, 0, NULL);
+
+    GError *error = NULL;
+    rt_parquet_file *f = rt_parquet_file_open_bytes(out->data, out->len, "img.parquet", &error);
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(2, rt_parquet_file_num_columns(f));
+    EXPECT_EQ_INT(-1, rt_parquet_file_find_column(f, "img")); /* two leaves: ambiguous */
+    int cols[2] = {rt_parquet_file_find_column(f, "img.bytes"), rt_parquet_file_find_column(f, "img.path")};
+    EXPECT_EQ_INT(0, cols[0]);
+    EXPECT_EQ_INT(1, cols[1]);
+    const rt_parquet_column *c = rt_parquet_file_column(f, 1);
+    EXPECT_EQ_STR("img", c->name);
+    EXPECT_EQ_INT(RT_PARQUET_SCALAR, c->shape);
+    EXPECT_EQ_INT(2, c->max_definition_level);
+    EXPECT_EQ_INT(RT_PARQUET_LOGICAL_STRING, c->logical);
+    EXPECT_EQ_INT(RT_PARQUET_LOGICAL_NONE, rt_parquet_file_column(f, 0)->logical);
+    rt_parquet_batch *b = rt_parquet_file_read(f, cols, 2, 0, 3, &error);
+    EXPECT_NO_ERROR(error);
+    const rt_parquet_array *img = &b->arrays[0], *path = &b->arrays[1];
+    OK(img->values == NULL && img->valid != NULL);
+    EXPECT_EQ_INT(2, img->null_count);
+    OK(img->valid[0] && !img->valid[1] && !img->valid[2]);
+    EXPECT_EQ_INT(8, img->offsets[1]);
+    EXPECT_EQ_INT(8, img->offsets[3]);
+    OK(memcmp(img->data, png, 8) == 0);
+    EXPECT_EQ_INT(1, path->null_count);
+    OK(path->valid[0] && !path->valid[1] && path->valid[2]);
+    OK(memcmp(path->data + path->offsets[0], "frame-000000.png", 16) == 0);
+    EXPECT_EQ_INT(16, path->offsets[2]);
+    EXPECT_EQ_INT(17, path->offsets[3]);
+    OK(path->data[16] == 'x');
+    rt_parquet_batch_free(b);
+    rt_parquet_file_free(f);
+    g_byte_array_unref(out);
+    return 0;
+}
+
+/* Builds a one-row-group file of leaf columns described by (schema elements written by
+ * `schema`, one v1 page per leaf). Returns (transfer full) the bytes. */
+static GByteArray *build_columns(void (*schema)(tw *w), int n_schema, const char *const *const *paths,
+                                 const int *depths, const page_spec *pages, int n_leaves, int64_t rows)
+{
+    GByteArray *out = g_byte_array_new();
+    int64_t offsets[8];
+    g_byte_array_append(out, (const uint8_t *)"PAR1", 4);
+    for (int i = 0; i < n_leaves; i++) {
+        offsets[i] = out->len;
+        put_page(out, &pages[i]);
+    }
+    offsets[n_leaves] = out->len;
+    guint footer_start = out->len;
+    tw w = {.b = out};
+    tw_open(&w);
+    tw_i32(&w, 1, 1);
+    tw_list(&w, 2, 12, n_schema);
+    schema(&w);
+    tw_i64(&w, 3, rows);
+    tw_list(&w, 4, 12, 1);
+    tw_open(&w);
+    tw_list(&w, 1, 12, n_leaves);
+    for (int i = 0; i < n_leaves; i++)
+        put_column_chunk(&w, 1, paths[i], depths[i], 0, pages[i].num_values, offsets[i + 1] - offsets[i],
+                         offsets[i]);
+    tw_i64(&w, 2, footer_start - 4);
+    tw_i64(&w, 3, rows);
+    tw_close(&w);
+    tw_close(&w);
+    put_tail(out, footer_start, 0, NULL);
+    return out;
+}
+
+static void repeated_schema(tw *w)
+{
+    put_schema_element(w, "schema", -1, -1, 2, -1);
+    put_schema_element(w, "r", 1, 2, 0, -1);     /* repeated int32 r */
+    put_schema_element(w, "a", -1, 1, 1, 3);     /* optional group a (LIST) { */
+    put_schema_element(w, "array", 1, 2, 0, -1); /* repeated int32 array } */
+}
+
+/* Lists without the 3-level LIST structure: a bare repeated field (levels: the list is never
+ * null, an entry with def 1 is an element) and a legacy 2-level list (def 0 = null list,
+ * 1 = empty, 2 = element). Rows: r = [1, 2], [], [3]; a = [5], null, []. */
+DEF_TEST(repeated_fields_without_3_level_lists)
+{
+    /* r: rep 0,1,0,0 (bit-packed 0b0010), def 1,1,0,1 (0b1011), values 1, 2, 3 */
+    static const uint8_t r_page[] = {2, 0, 0, 0, 0x03, 0x02, 2, 0, 0, 0, 0x03, 0x0b,
+                                     1, 0, 0, 0, 2,    0,    0, 0, 3, 0, 0,    0};
+    /* a: rep 0,0,0 (one RLE run), def 2,0,1 at width 2 (0b01_00_10), value 5 */
+    static const uint8_t a_page[] = {2, 0, 0, 0, 0x06, 0x00, 2, 0, 0, 0, 0x03, 0x12, 5, 0, 0, 0};
+    page_spec pages[2] = {
+        {.type = PAGE_DATA,
+         .num_values = 4,
+         .payload = r_page,
+         .len = sizeof r_page,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+        {.type = PAGE_DATA,
+         .num_values = 3,
+         .payload = a_page,
+         .len = sizeof a_page,
+         .uncompressed = -1,
+         .compressed = -1,
+         .crc_value = -1},
+    };
+    static const char *const r_path[] = {"r"}, *const a_path[] = {"a", "array"};
+    static const char *const *const paths[] = {r_path, a_path};
+    static const int depths[] = {1, 2};
+    GByteArray *bytes = build_columns(repeated_schema, 4, paths, depths, pages, 2, 3);
+    GError *error = NULL;
+    rt_parquet_file *f = rt_parquet_file_open_bytes(bytes->data, bytes->len, "lists.parquet", &error);
+    EXPECT_NO_ERROR(error);
+    const rt_parquet_column *r = rt_parquet_file_column(f, 0), *a = rt_parquet_file_column(f, 1);
+    EXPECT_EQ_INT(RT_PARQUET_LIST, r->shape);
+    OK(!r->nullable && !r->list_nullable);
+    EXPECT_EQ_INT(RT_PARQUET_LIST, a->shape);
+    OK(!a->nullable && a->list_nullable);
+    EXPECT_EQ_INT(2, a->max_definition_level);
+    int cols[2] = {0, 1};
+    rt_parquet_batch *b = rt_parquet_file_read(f, cols, 2, 0, 3, &error);
+    EXPECT_NO_ERROR(error);
+    const rt_parquet_array *ra = &b->arrays[0], *aa = &b->arrays[1];
+    static const int64_t r_offsets[] = {0, 2, 2, 3};
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ_INT(r_offsets[i], ra->list_offsets[i]);
+    OK(ra->list_valid == NULL && ra->valid == NULL);
+    const int32_t *rv = ra->values;
+    OK(rv[0] == 1 && rv[1] == 2 && rv[2] == 3);
+    static const int64_t a_offsets[] = {0, 1, 1, 1};
+    for (int i = 0; i < 4; i++)
+        EXPECT_EQ_INT(a_offsets[i], aa->list_offsets[i]);
+    OK(aa->list_valid && aa->list_valid[0] && !aa->list_valid[1] && aa->list_valid[2]);
+    EXPECT_EQ_INT(1, aa->null_list_count);
+    EXPECT_EQ_INT(5, ((const int32_t *)aa->values)[0]);
+    rt_parquet_batch_free(b);
+    /* the last row alone: the window starts in the middle of the page */
+    b = rt_parquet_file_read(f, cols, 1, 2, 1, &error);
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(1, b->arrays[0].num_values);
+    EXPECT_EQ_INT(3, ((const int32_t *)b->arrays[0].values)[0]);
+    EXPECT_EQ_INT(1, b->arrays[0].list_size);
+    rt_parquet_batch_free(b);
+    rt_parquet_file_free(f);
+    g_byte_array_unref(bytes);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(thrift_reads_every_type);
     RUN_TEST(thrift_rejects_malformed_input);
     RUN_TEST(hybrid_decoder);
     RUN_TEST(bit_packed_levels);
+    RUN_TEST(image_struct_column);
+    RUN_TEST(repeated_fields_without_3_level_lists);
     END_TEST;
 }

@@ -28,8 +28,8 @@ static rt_parquet_file *open_fixture(const char *relative)
 }
 
 /* Reads the named columns (found with rt_parquet_file_find_column) for rows [first, +n). */
-static rt_parquet_batch *read_named(rt_parquet_file *f, const char *const *names, int n,
-                                    int64_t first, int64_t rows)
+static rt_parquet_batch *read_named(rt_parquet_file *f, const char *const *names, int n, int64_t first,
+                                    int64_t rows)
 {
     int cols[16];
     g_assert(n <= 16);
@@ -49,11 +49,26 @@ static rt_parquet_batch *read_named(rt_parquet_file *f, const char *const *names
     return b;
 }
 
-static const float *floats(const rt_parquet_array *a) { return a->values; }
-static const double *doubles(const rt_parquet_array *a) { return a->values; }
-static const int64_t *int64s(const rt_parquet_array *a) { return a->values; }
-static const int32_t *int32s(const rt_parquet_array *a) { return a->values; }
-static const uint8_t *bools(const rt_parquet_array *a) { return a->values; }
+static const float *floats(const rt_parquet_array *a)
+{
+    return a->values;
+}
+static const double *doubles(const rt_parquet_array *a)
+{
+    return a->values;
+}
+static const int64_t *int64s(const rt_parquet_array *a)
+{
+    return a->values;
+}
+static const int32_t *int32s(const rt_parquet_array *a)
+{
+    return a->values;
+}
+static const uint8_t *bools(const rt_parquet_array *a)
+{
+    return a->values;
+}
 
 static gboolean string_is(const rt_parquet_array *a, int64_t i, const char *s)
 {
@@ -64,9 +79,8 @@ static gboolean string_is(const rt_parquet_array *a, int64_t i, const char *s)
 
 /* ---------------------------------------------------------------- tiny-v3 */
 
-static const char *const tiny_columns[] = {"observation.state", "action", "timestamp",
-                                           "frame_index", "episode_index", "index",
-                                           "task_index"};
+static const char *const tiny_columns[] = {"observation.state", "action", "timestamp", "frame_index",
+                                           "episode_index",     "index",  "task_index"};
 
 /* Checks a batch of the 7 tiny_columns against the closed form; returns the number of bad
  * values (printing the first). */
@@ -82,8 +96,8 @@ static int tiny_mismatches(const rt_parquet_batch *b)
         int64_t g = b->first_row + r, e = g / 20, f = g % 20;
         float sx = (float)(100 * e + 0.25 * f), sy = (float)-(100 * e + 0.5 * f);
         float want[] = {sx, sy, sx + 0.125f, sy - 0.125f, (float)((double)f / 10.0)};
-        float got[] = {floats(st)[2 * r], floats(st)[2 * r + 1], floats(ac)[2 * r],
-                       floats(ac)[2 * r + 1], floats(ts)[r]};
+        float got[] = {floats(st)[2 * r], floats(st)[2 * r + 1], floats(ac)[2 * r], floats(ac)[2 * r + 1],
+                       floats(ts)[r]};
         int64_t iwant[] = {f, e, 20 * e + f, 0};
         for (int k = 0; k < 5; k++)
             if (got[k] != want[k] && bad++ == 0)
@@ -165,8 +179,7 @@ DEF_TEST(tiny_v3_closed_form_values)
 /* Each variant is read independently and compared value by value with the main file. */
 DEF_TEST(tiny_v3_variants_give_identical_rows)
 {
-    static const char *const variants[] = {"data-zstd-pagev2.parquet",
-                                           "data-plain-uncompressed.parquet",
+    static const char *const variants[] = {"data-zstd-pagev2.parquet", "data-plain-uncompressed.parquet",
                                            "data-duckdb.parquet"};
     rt_parquet_file *main_file = open_fixture("data/parquet/tiny-v3/data-file-000.parquet");
     OK(main_file != NULL);
@@ -319,12 +332,16 @@ DEF_TEST(tiny_v3_tasks_and_episodes)
     f = open_fixture("data/parquet/tiny-v3/episodes-file-000.parquet");
     OK(f != NULL);
     EXPECT_EQ_INT(93, rt_parquet_file_num_columns(f));
-    static const char *const ep_cols[] = {"episode_index", "tasks", "length",
-                                          "dataset_from_index", "dataset_to_index",
+    static const char *const ep_cols[] = {"episode_index",
+                                          "tasks",
+                                          "length",
+                                          "dataset_from_index",
+                                          "dataset_to_index",
                                           "videos/observation.images.cam/from_timestamp",
                                           "videos/observation.images.cam/to_timestamp",
                                           "stats/observation.state/min",
-                                          "stats/observation.state/max", "data/file_index"};
+                                          "stats/observation.state/max",
+                                          "data/file_index"};
     b = read_named(f, ep_cols, 10, 0, 2);
     OK(b != NULL);
     for (int e = 0; e < 2; e++) {
@@ -432,8 +449,7 @@ DEF_TEST(real_v21_episode)
     json_parser_load_from_file(parser, path, &error);
     EXPECT_NO_ERROR(error);
     g_free(path);
-    EXPECT_EQ_INT(0, vector_stats_mismatches(&b->arrays[0], 26,
-                                             stats_of(parser, "observation.state")));
+    EXPECT_EQ_INT(0, vector_stats_mismatches(&b->arrays[0], 26, stats_of(parser, "observation.state")));
     EXPECT_EQ_INT(0, vector_stats_mismatches(&b->arrays[1], 26, stats_of(parser, "action")));
     /* one value written out: observation.state[0] minimum of the episode */
     double min0 = json_array_get_double_element(
@@ -679,8 +695,8 @@ DEF_TEST(pt_datapage_v2)
     static const int32_t e_values[] = {1, 2, 3, 1, 2, 3, 1, 2};
     for (int r = 0; r <= 5; r++)
         EXPECT_EQ_INT(e_offsets[r], e->list_offsets[r]);
-    OK(e->list_valid && e->list_valid[0] && !e->list_valid[1] && !e->list_valid[2] &&
-       e->list_valid[3] && e->list_valid[4]);
+    OK(e->list_valid && e->list_valid[0] && !e->list_valid[1] && !e->list_valid[2] && e->list_valid[3] &&
+       e->list_valid[4]);
     OK(memcmp(e->values, e_values, sizeof e_values) == 0);
     rt_parquet_batch_free(b);
     int col_b = rt_parquet_file_find_column(f, "b");
@@ -807,9 +823,8 @@ DEF_TEST(pt_small_files)
 
     /* BYTE_STREAM_SPLIT + ZSTD, pyarrow: f32 = np.random.normal(size=300) after
      * np.random.seed(0) (parquet-testing README); numpy's first seed-0 normals are known */
-    static const double seed0_normals[] = {1.764052345967664,  0.4001572083672233,
-                                           0.9787379841057392, 2.240893199201458,
-                                           1.8675579901499675, -0.977277879876411};
+    static const double seed0_normals[] = {1.764052345967664, 0.4001572083672233, 0.9787379841057392,
+                                           2.240893199201458, 1.8675579901499675, -0.977277879876411};
     f = open_pt("byte_stream_split.zstd.parquet");
     OK(f != NULL);
     b = read_all_columns(f);

@@ -23,8 +23,8 @@ static gboolean fb_u32(const fbuf *b, size_t pos, uint32_t *out)
 {
     if (pos > b->len || b->len - pos < 4)
         return FALSE;
-    *out = (uint32_t)b->buf[pos] | (uint32_t)b->buf[pos + 1] << 8 |
-           (uint32_t)b->buf[pos + 2] << 16 | (uint32_t)b->buf[pos + 3] << 24;
+    *out = (uint32_t)b->buf[pos] | (uint32_t)b->buf[pos + 1] << 8 | (uint32_t)b->buf[pos + 2] << 16 |
+           (uint32_t)b->buf[pos + 3] << 24;
     return TRUE;
 }
 

@@ -16,15 +16,24 @@
 const char *pq_codec_name(int codec)
 {
     switch (codec) {
-    case PQ_CODEC_UNCOMPRESSED: return "UNCOMPRESSED";
-    case PQ_CODEC_SNAPPY: return "SNAPPY";
-    case PQ_CODEC_GZIP: return "GZIP";
-    case PQ_CODEC_LZO: return "LZO";
-    case PQ_CODEC_BROTLI: return "BROTLI";
-    case PQ_CODEC_LZ4: return "LZ4";
-    case PQ_CODEC_ZSTD: return "ZSTD";
-    case PQ_CODEC_LZ4_RAW: return "LZ4_RAW";
-    default: return "unknown";
+    case PQ_CODEC_UNCOMPRESSED:
+        return "UNCOMPRESSED";
+    case PQ_CODEC_SNAPPY:
+        return "SNAPPY";
+    case PQ_CODEC_GZIP:
+        return "GZIP";
+    case PQ_CODEC_LZO:
+        return "LZO";
+    case PQ_CODEC_BROTLI:
+        return "BROTLI";
+    case PQ_CODEC_LZ4:
+        return "LZ4";
+    case PQ_CODEC_ZSTD:
+        return "ZSTD";
+    case PQ_CODEC_LZ4_RAW:
+        return "LZ4_RAW";
+    default:
+        return "unknown";
     }
 }
 
@@ -70,8 +79,8 @@ static gboolean inflate_members(const uint8_t *src, size_t src_len, uint8_t *dst
     return ok;
 }
 
-gboolean pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
-                       size_t dst_len, void **zstd_ctx, const char **why)
+gboolean pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_len,
+                       void **zstd_ctx, const char **why)
 {
     switch (codec) {
     case PQ_CODEC_UNCOMPRESSED:
@@ -92,8 +101,7 @@ gboolean pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *d
             return FALSE;
         }
         size_t out = dst_len;
-        if (snappy_uncompress((const char *)src, src_len, (char *)dst, &out) != SNAPPY_OK ||
-            out != dst_len) {
+        if (snappy_uncompress((const char *)src, src_len, (char *)dst, &out) != SNAPPY_OK || out != dst_len) {
             *why = "SNAPPY data is corrupt";
             return FALSE;
         }

@@ -17,6 +17,7 @@ typedef struct {
     int32_t type_length;
     int repetition; /* -1: absent */
     char *name;
+    size_t name_len;
     int32_t num_children; /* -1: absent (a leaf) */
     int converted;        /* -1: absent */
     int logical;          /* LogicalType union member, 0: absent */
@@ -39,7 +40,7 @@ typedef struct {
     gboolean has_dictionary_offset;
     span *path;
     int n_path;
-    unsigned seen; /* bit per required field */
+    unsigned seen;      /* bit per required field */
     gboolean external;  /* file_path set */
     gboolean encrypted; /* crypto metadata present */
     gboolean has_meta;
@@ -62,7 +63,10 @@ typedef struct {
     unsigned seen;
 } raw_footer;
 
-static gboolean is_bool(rt_thrift_type t) { return t == RT_THRIFT_TRUE || t == RT_THRIFT_FALSE; }
+static gboolean is_bool(rt_thrift_type t)
+{
+    return t == RT_THRIFT_TRUE || t == RT_THRIFT_FALSE;
+}
 
 static char *copy_binary(rt_thrift_reader *r)
 {
@@ -143,6 +147,7 @@ static void read_schema_element(rt_thrift_reader *r, schema_node *n)
     rt_thrift_struct_end(r);
     if (!rt_thrift_failed(r) && !n->name)
         rt_thrift_fail(r, "a schema element has no name");
+    n->name_len = n->name ? strlen(n->name) : 0;
 }
 
 enum { CM_TYPE = 1, CM_PATH = 2, CM_CODEC = 4, CM_NUM_VALUES = 8, CM_SIZE = 16, CM_DATA = 32 };
@@ -220,7 +225,7 @@ static void read_column_chunk(rt_thrift_reader *r, raw_chunk *c)
     rt_thrift_struct_end(r);
 }
 
-static void read_row_group(rt_thrift_reader *r, raw_row_group *g)
+static void read_row_group(rt_thrift_reader *r, raw_row_group *g, int64_t *chunks_left)
 {
     int16_t id = 0;
     rt_thrift_type t;
@@ -231,10 +236,16 @@ static void read_row_group(rt_thrift_reader *r, raw_row_group *g)
             int64_t n = rt_thrift_read_list_header(r, &et);
             if (n < 0)
                 break;
-            if (et != RT_THRIFT_STRUCT || n > INT_MAX) {
+            if (et != RT_THRIFT_STRUCT) {
                 rt_thrift_fail(r, "row group columns are not a list of structs");
                 break;
             }
+            if (n > *chunks_left) {
+                rt_thrift_fail(r, "the row groups have more column chunks than this reader "
+                                  "accepts");
+                break;
+            }
+            *chunks_left -= n;
             g->chunks = g_new0(raw_chunk, n ? n : 1);
             g->n_chunks = (int)n;
             for (int64_t i = 0; i < n && !rt_thrift_failed(r); i++)
@@ -294,8 +305,12 @@ static void read_file_metadata(rt_thrift_reader *r, raw_footer *raw, rt_parquet_
             int64_t n = rt_thrift_read_list_header(r, &et);
             if (n < 0)
                 break;
-            if (et != RT_THRIFT_STRUCT || n > INT_MAX) {
+            if (et != RT_THRIFT_STRUCT) {
                 rt_thrift_fail(r, "schema is not a list of structs");
+                break;
+            }
+            if (n > PQ_MAX_SCHEMA_ELEMENTS) {
+                rt_thrift_fail(r, "the schema has more elements than this reader accepts");
                 break;
             }
             raw->nodes = g_new0(schema_node, n ? n : 1);
@@ -311,14 +326,15 @@ static void read_file_metadata(rt_thrift_reader *r, raw_footer *raw, rt_parquet_
             int64_t n = rt_thrift_read_list_header(r, &et);
             if (n < 0)
                 break;
-            if (et != RT_THRIFT_STRUCT || n > INT_MAX) {
-                rt_thrift_fail(r, "row_groups is not a list of structs");
+            if (et != RT_THRIFT_STRUCT || n > PQ_MAX_COLUMN_CHUNKS) {
+                rt_thrift_fail(r, "row_groups is not a list of structs, or too long a one");
                 break;
             }
             raw->groups = g_new0(raw_row_group, n ? n : 1);
             raw->n_groups = (int)n;
+            int64_t chunks_left = PQ_MAX_COLUMN_CHUNKS;
             for (int64_t i = 0; i < n && !rt_thrift_failed(r); i++)
-                read_row_group(r, &raw->groups[i]);
+                read_row_group(r, &raw->groups[i], &chunks_left);
             raw->seen |= FM_ROW_GROUPS;
         } else if (id == 5 && t == RT_THRIFT_LIST) {
             read_key_values(r, f);
@@ -360,8 +376,8 @@ typedef struct {
     char *error;
 } schema_walk;
 
-static gboolean walk_node(schema_walk *w, int depth, int def, int rep, int element_def,
-                          int list_def, int *chain)
+static gboolean walk_node(schema_walk *w, int depth, int def, int rep, int element_def, int list_def,
+                          int *chain)
 {
     if (w->next >= w->n_nodes) {
         w->error = g_strdup("the schema has fewer elements than its groups declare children");
@@ -398,10 +414,9 @@ static gboolean walk_node(schema_walk *w, int depth, int def, int rep, int eleme
     if (n->num_children < 0) {
         if (n->physical < RT_PARQUET_BOOLEAN || n->physical > RT_PARQUET_FIXED_LEN_BYTE_ARRAY) {
             w->error = n->physical < 0
-                           ? g_strdup_printf("schema element '%s' has neither a type nor children",
-                                             n->name)
-                           : g_strdup_printf("schema element '%s' has unknown physical type %d",
-                                             n->name, n->physical);
+                           ? g_strdup_printf("schema element '%s' has neither a type nor children", n->name)
+                           : g_strdup_printf("schema element '%s' has unknown physical type %d", n->name,
+                                             n->physical);
             return FALSE;
         }
         if (n->physical == RT_PARQUET_FIXED_LEN_BYTE_ARRAY &&
@@ -411,8 +426,11 @@ static gboolean walk_node(schema_walk *w, int depth, int def, int rep, int eleme
                                        n->name, n->type_length);
             return FALSE;
         }
-        leaf_build lb = {.depth = depth + 1, .max_def = def, .max_rep = rep,
-                         .element_def = element_def, .list_def = list_def};
+        leaf_build lb = {.depth = depth + 1,
+                         .max_def = def,
+                         .max_rep = rep,
+                         .element_def = element_def,
+                         .list_def = list_def};
         memcpy(lb.chain, chain, sizeof lb.chain);
         g_array_append_val(w->leaves, lb);
         return TRUE;
@@ -434,33 +452,52 @@ static rt_parquet_logical logical_of(const schema_node *n, int *bits, gboolean *
     *bits = 0;
     *is_signed = FALSE;
     switch (n->logical) {
-    case 0: break;
-    case 1: return RT_PARQUET_LOGICAL_STRING;
-    case 4: return RT_PARQUET_LOGICAL_ENUM;
-    case 5: return RT_PARQUET_LOGICAL_DECIMAL;
-    case 6: return RT_PARQUET_LOGICAL_DATE;
-    case 7: return RT_PARQUET_LOGICAL_TIME;
-    case 8: return RT_PARQUET_LOGICAL_TIMESTAMP;
+    case 0:
+        break;
+    case 1:
+        return RT_PARQUET_LOGICAL_STRING;
+    case 4:
+        return RT_PARQUET_LOGICAL_ENUM;
+    case 5:
+        return RT_PARQUET_LOGICAL_DECIMAL;
+    case 6:
+        return RT_PARQUET_LOGICAL_DATE;
+    case 7:
+        return RT_PARQUET_LOGICAL_TIME;
+    case 8:
+        return RT_PARQUET_LOGICAL_TIMESTAMP;
     case 10:
         *bits = n->int_bits;
         *is_signed = n->int_signed;
         return RT_PARQUET_LOGICAL_INTEGER;
-    case 12: return RT_PARQUET_LOGICAL_JSON;
-    case 13: return RT_PARQUET_LOGICAL_BSON;
-    case 14: return RT_PARQUET_LOGICAL_UUID;
-    case 15: return RT_PARQUET_LOGICAL_FLOAT16;
-    default: return RT_PARQUET_LOGICAL_OTHER;
+    case 12:
+        return RT_PARQUET_LOGICAL_JSON;
+    case 13:
+        return RT_PARQUET_LOGICAL_BSON;
+    case 14:
+        return RT_PARQUET_LOGICAL_UUID;
+    case 15:
+        return RT_PARQUET_LOGICAL_FLOAT16;
+    default:
+        return RT_PARQUET_LOGICAL_OTHER;
     }
     switch (n->converted) {
-    case -1: return RT_PARQUET_LOGICAL_NONE;
-    case 0: return RT_PARQUET_LOGICAL_STRING;
-    case 4: return RT_PARQUET_LOGICAL_ENUM;
-    case 5: return RT_PARQUET_LOGICAL_DECIMAL;
-    case 6: return RT_PARQUET_LOGICAL_DATE;
+    case -1:
+        return RT_PARQUET_LOGICAL_NONE;
+    case 0:
+        return RT_PARQUET_LOGICAL_STRING;
+    case 4:
+        return RT_PARQUET_LOGICAL_ENUM;
+    case 5:
+        return RT_PARQUET_LOGICAL_DECIMAL;
+    case 6:
+        return RT_PARQUET_LOGICAL_DATE;
     case 7:
-    case 8: return RT_PARQUET_LOGICAL_TIME;
+    case 8:
+        return RT_PARQUET_LOGICAL_TIME;
     case 9:
-    case 10: return RT_PARQUET_LOGICAL_TIMESTAMP;
+    case 10:
+        return RT_PARQUET_LOGICAL_TIMESTAMP;
     case 11:
     case 12:
     case 13:
@@ -474,14 +511,18 @@ static rt_parquet_logical logical_of(const schema_node *n, int *bits, gboolean *
         *bits = 8 << (n->converted - 15);
         *is_signed = TRUE;
         return RT_PARQUET_LOGICAL_INTEGER;
-    case 19: return RT_PARQUET_LOGICAL_JSON;
-    case 20: return RT_PARQUET_LOGICAL_BSON;
-    case 21: return RT_PARQUET_LOGICAL_INTERVAL;
-    default: return RT_PARQUET_LOGICAL_OTHER;
+    case 19:
+        return RT_PARQUET_LOGICAL_JSON;
+    case 20:
+        return RT_PARQUET_LOGICAL_BSON;
+    case 21:
+        return RT_PARQUET_LOGICAL_INTERVAL;
+    default:
+        return RT_PARQUET_LOGICAL_OTHER;
     }
 }
 
-static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, GArray **out,
+static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, size_t footer_len, GArray **out,
                              GError **error)
 {
     if (raw->n_nodes < 1 || raw->nodes[0].num_children < 0) {
@@ -500,8 +541,7 @@ static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, GArray *
     for (int i = 0; ok && i < raw->nodes[0].num_children; i++)
         ok = walk_node(&w, 0, 0, 0, 0, 0, chain);
     if (ok && w.next != raw->n_nodes) {
-        w.error = g_strdup_printf("the schema has %d elements but its groups use %d",
-                                  raw->n_nodes, w.next);
+        w.error = g_strdup_printf("the schema has %d elements but its groups use %d", raw->n_nodes, w.next);
         ok = FALSE;
     }
     if (!ok) {
@@ -511,6 +551,22 @@ static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, GArray *
         return FALSE;
     }
     *out = w.leaves;
+
+    /* Leaf paths repeat their ancestors' names: a long group name above many leaves must
+     * not turn a small footer into a huge allocation. Real paths take far less. */
+    uint64_t path_bytes = 0, path_limit = (uint64_t)footer_len * 16 + (1u << 20);
+    for (guint i = 0; i < w.leaves->len && path_bytes <= path_limit; i++) {
+        const leaf_build *lb = &g_array_index(w.leaves, leaf_build, i);
+        for (int d = 0; d < lb->depth; d++)
+            path_bytes += raw->nodes[lb->chain[d]].name_len + 1;
+        path_bytes += raw->nodes[lb->chain[0]].name_len + 1;
+    }
+    if (path_bytes > path_limit) {
+        pq_error(error, f, RT_ERROR_FORMAT,
+                 "malformed schema: its column paths would take more than %" G_GUINT64_FORMAT " bytes",
+                 path_limit);
+        return FALSE;
+    }
 
     f->n_leaves = (int)w.leaves->len;
     f->leaves = g_new0(pq_leaf, f->n_leaves ? f->n_leaves : 1);
@@ -534,8 +590,8 @@ static gboolean build_leaves(rt_parquet_file *f, const raw_footer *raw, GArray *
         c->name = leaf->name;
         c->physical = (rt_parquet_physical)n->physical;
         c->type_length = n->physical == RT_PARQUET_FIXED_LEN_BYTE_ARRAY ? n->type_length
-                         : n->physical == RT_PARQUET_INT96            ? 12
-                                                                      : 0;
+                         : n->physical == RT_PARQUET_INT96              ? 12
+                                                                        : 0;
         c->logical = logical_of(n, &c->int_bits, &c->int_signed);
         c->max_definition_level = lb->max_def;
         c->max_repetition_level = lb->max_rep;
@@ -560,16 +616,15 @@ static gboolean path_matches(const raw_chunk *c, const raw_footer *raw, const le
     if (c->n_path != lb->depth)
         return FALSE;
     for (int d = 0; d < lb->depth; d++) {
-        const char *name = raw->nodes[lb->chain[d]].name;
-        if (!c->path[d].ptr || c->path[d].len != strlen(name) ||
-            memcmp(c->path[d].ptr, name, c->path[d].len) != 0)
+        const schema_node *n = &raw->nodes[lb->chain[d]];
+        if (!c->path[d].ptr || c->path[d].len != n->name_len ||
+            memcmp(c->path[d].ptr, n->name, n->name_len) != 0)
             return FALSE;
     }
     return TRUE;
 }
 
-static gboolean build_row_groups(rt_parquet_file *f, const raw_footer *raw, GArray *builds,
-                                 GError **error)
+static gboolean build_row_groups(rt_parquet_file *f, const raw_footer *raw, GArray *builds, GError **error)
 {
     f->n_row_groups = raw->n_groups;
     f->row_groups = g_new0(pq_row_group, raw->n_groups ? raw->n_groups : 1);
@@ -584,14 +639,13 @@ static gboolean build_row_groups(rt_parquet_file *f, const raw_footer *raw, GArr
         }
         if (rg->num_rows < 0 || rg->num_rows > INT64_MAX - first) {
             pq_error(error, f, RT_ERROR_FORMAT,
-                     "malformed footer: row group %d has %" G_GINT64_FORMAT " rows", g,
-                     rg->num_rows);
+                     "malformed footer: row group %d has %" G_GINT64_FORMAT " rows", g, rg->num_rows);
             return FALSE;
         }
         if (rg->n_chunks != f->n_leaves) {
             pq_error(error, f, RT_ERROR_FORMAT,
-                     "malformed footer: row group %d has %d column chunks, the schema %d columns",
-                     g, rg->n_chunks, f->n_leaves);
+                     "malformed footer: row group %d has %d column chunks, the schema %d columns", g,
+                     rg->n_chunks, f->n_leaves);
             return FALSE;
         }
         out->num_rows = rg->num_rows;
@@ -612,8 +666,7 @@ static gboolean build_row_groups(rt_parquet_file *f, const raw_footer *raw, GArr
                 code = RT_ERROR_UNSUPPORTED;
             } else if (!c->has_meta) {
                 what = "it has no column metadata";
-            } else if ((c->seen & (CM_TYPE | CM_PATH | CM_CODEC | CM_NUM_VALUES | CM_SIZE |
-                                   CM_DATA)) !=
+            } else if ((c->seen & (CM_TYPE | CM_PATH | CM_CODEC | CM_NUM_VALUES | CM_SIZE | CM_DATA)) !=
                        (CM_TYPE | CM_PATH | CM_CODEC | CM_NUM_VALUES | CM_SIZE | CM_DATA)) {
                 what = "its metadata lacks a required field";
             } else if (!path_matches(c, raw, lb)) {
@@ -636,12 +689,10 @@ static gboolean build_row_groups(rt_parquet_file *f, const raw_footer *raw, GArr
             pc->num_values = c->num_values;
             if (c->total_compressed == 0) {
                 pc->start = pc->end = 0;
-            } else if (start < 4 || start > f->data_end ||
-                       c->total_compressed > f->data_end - start) {
+            } else if (start < 4 || start > f->data_end || c->total_compressed > f->data_end - start) {
                 pq_error(error, f, RT_ERROR_FORMAT,
                          "row group %d, column '%s': column chunk bytes [%" G_GINT64_FORMAT
-                         ", +%" G_GINT64_FORMAT ") lie outside the data area [4, %" G_GINT64_FORMAT
-                         ")",
+                         ", +%" G_GINT64_FORMAT ") lie outside the data area [4, %" G_GINT64_FORMAT ")",
                          g, leaf->path, start, c->total_compressed, f->data_end);
                 return FALSE;
             } else {
@@ -649,9 +700,8 @@ static gboolean build_row_groups(rt_parquet_file *f, const raw_footer *raw, GArr
                 pc->end = start + c->total_compressed;
             }
             /* every row has at least one level entry; flat columns exactly one */
-            gboolean count_ok = leaf->pub.max_repetition_level == 0
-                                    ? c->num_values == rg->num_rows
-                                    : c->num_values >= rg->num_rows;
+            gboolean count_ok = leaf->pub.max_repetition_level == 0 ? c->num_values == rg->num_rows
+                                                                    : c->num_values >= rg->num_rows;
             if (!count_ok || (c->num_values > 0 && pc->end == 0)) {
                 pq_error(error, f, RT_ERROR_FORMAT,
                          "row group %d, column '%s': the column chunk holds %" G_GINT64_FORMAT
@@ -686,15 +736,14 @@ gboolean pq_parse_footer(rt_parquet_file *f, const uint8_t *footer, size_t len, 
                  rt_thrift_error(&r), rt_thrift_consumed(&r), len);
         goto out;
     }
-    if ((raw.seen & (FM_SCHEMA | FM_NUM_ROWS | FM_ROW_GROUPS)) !=
-        (FM_SCHEMA | FM_NUM_ROWS | FM_ROW_GROUPS)) {
+    if ((raw.seen & (FM_SCHEMA | FM_NUM_ROWS | FM_ROW_GROUPS)) != (FM_SCHEMA | FM_NUM_ROWS | FM_ROW_GROUPS)) {
         pq_error(error, f, RT_ERROR_FORMAT, "malformed footer: it lacks the %s",
                  !(raw.seen & FM_SCHEMA)     ? "schema"
                  : !(raw.seen & FM_NUM_ROWS) ? "row count"
                                              : "row group list");
         goto out;
     }
-    if (!build_leaves(f, &raw, &builds, error))
+    if (!build_leaves(f, &raw, len, &builds, error))
         goto out;
     if (!build_row_groups(f, &raw, builds, error))
         goto out;

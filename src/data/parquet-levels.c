@@ -28,7 +28,18 @@ static void unpack_lsb_first(const uint8_t *p, int bw, uint32_t *out, int64_t n)
             out[i] = 0;
         return;
     }
-    for (int64_t i = 0; i < n; i++) {
+    int64_t i = 0;
+    if (bw <= 8) {
+        /* levels and small dictionaries: 8 values at a time from one little-endian word */
+        for (; i + 8 <= n; i += 8, p += bw) {
+            uint64_t word = 0;
+            for (int k = 0; k < bw; k++)
+                word |= (uint64_t)p[k] << (8 * k);
+            for (int k = 0; k < 8; k++)
+                out[i + k] = (uint32_t)(word >> (k * bw)) & mask;
+        }
+    }
+    for (; i < n; i++) {
         while (bits < bw) {
             buf |= (uint64_t)*p++ << bits;
             bits += 8;
@@ -39,8 +50,8 @@ static void unpack_lsb_first(const uint8_t *p, int bw, uint32_t *out, int64_t n)
     }
 }
 
-gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int bit_width,
-                                  uint32_t *out, int64_t count, const char **why)
+gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int bit_width, uint32_t *out,
+                                  int64_t count, const char **why)
 {
     const uint8_t *p = *pos;
     int64_t done = 0;
@@ -102,8 +113,8 @@ gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int b
     return TRUE;
 }
 
-gboolean rt_parquet_decode_bit_packed(const uint8_t **pos, const uint8_t *end, int bit_width,
-                                      uint32_t *out, int64_t count, const char **why)
+gboolean rt_parquet_decode_bit_packed(const uint8_t **pos, const uint8_t *end, int bit_width, uint32_t *out,
+                                      int64_t count, const char **why)
 {
     if (bit_width < 0 || bit_width > 32) {
         *why = "bit width is above 32";

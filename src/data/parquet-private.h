@@ -45,6 +45,12 @@ enum {
 
 #define PQ_DEFAULT_MAX_ALLOC ((size_t)1 << 30)
 
+/* Sane limits on what a footer may describe (a LeRobot file has ~10-100 columns and one row
+ * group per episode); they keep the footer's decoded form within ~100 bytes per footer byte
+ * even for hostile input. */
+#define PQ_MAX_SCHEMA_ELEMENTS (1 << 20)
+#define PQ_MAX_COLUMN_CHUNKS (1 << 22)
+
 /* One column chunk: a leaf column inside a row group. */
 typedef struct {
     int codec;
@@ -92,12 +98,32 @@ struct rt_parquet_file {
 };
 
 /* Sets an RT_ERROR whose message starts with the file's path. */
-void pq_error(GError **error, const rt_parquet_file *f, int code, const char *fmt, ...)
-    G_GNUC_PRINTF(4, 5);
+void pq_error(GError **error, const rt_parquet_file *f, int code, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 
 /* Reads len bytes at offset into buf (checked against the file size). */
-gboolean pq_read_at(rt_parquet_file *f, int64_t offset, size_t len, uint8_t *buf,
-                    GError **error);
+gboolean pq_read_at(rt_parquet_file *f, int64_t offset, size_t len, uint8_t *buf, GError **error);
+
+/* A page header; which fields are set depends on the type. */
+typedef struct {
+    int type;
+    int32_t uncompressed_size;
+    int32_t compressed_size;
+    gboolean has_crc;
+    uint32_t crc;
+    int32_t num_values;
+    int encoding;
+    int def_encoding;
+    int rep_encoding;
+    int32_t num_rows; /* v2 */
+    int32_t def_len;  /* v2 */
+    int32_t rep_len;  /* v2 */
+    gboolean is_compressed;
+    unsigned seen;
+} pq_page_header;
+
+/* Decodes the PageHeader at the start of p[0 .. avail). Returns the header's size, or 0 with
+ * *why set to a static description. */
+size_t pq_read_page_header(const uint8_t *p, size_t avail, pq_page_header *h, const char **why);
 
 /* Footer: decodes FileMetaData into f (schema, leaves, row groups, metadata). */
 gboolean pq_parse_footer(rt_parquet_file *f, const uint8_t *footer, size_t len, GError **error);
@@ -108,8 +134,8 @@ void pq_apply_arrow_schema(rt_parquet_file *f, const char *base64);
 
 /* Decompresses src into exactly dst_len bytes. On failure returns FALSE and sets *why to a
  * static description. zstd_ctx: a ZSTD_DCtx* kept by the caller (created on first use). */
-gboolean pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst,
-                       size_t dst_len, void **zstd_ctx, const char **why);
+gboolean pq_decompress(int codec, const uint8_t *src, size_t src_len, uint8_t *dst, size_t dst_len,
+                       void **zstd_ctx, const char **why);
 void pq_decompress_free(void *zstd_ctx);
 const char *pq_codec_name(int codec);
 const char *pq_encoding_name(int encoding);
@@ -118,11 +144,11 @@ const char *pq_encoding_name(int encoding);
  * RLE/bit-packed hybrid: decodes exactly count values of bit_width bits (0..32) from
  * [*pos, end) into out; *pos moves past the runs consumed. FALSE (with *why) on malformed
  * or short input. */
-gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int bit_width,
-                          uint32_t *out, int64_t count, const char **why);
+gboolean rt_parquet_decode_hybrid(const uint8_t **pos, const uint8_t *end, int bit_width, uint32_t *out,
+                                  int64_t count, const char **why);
 /* Deprecated BIT_PACKED levels (most significant bit first). */
-gboolean rt_parquet_decode_bit_packed(const uint8_t **pos, const uint8_t *end, int bit_width,
-                              uint32_t *out, int64_t count, const char **why);
+gboolean rt_parquet_decode_bit_packed(const uint8_t **pos, const uint8_t *end, int bit_width, uint32_t *out,
+                                      int64_t count, const char **why);
 /* Bits needed for values 0..max_value. */
 int pq_bit_width(uint32_t max_value);
 

@@ -22,190 +22,6 @@
 #include <string.h>
 #include <zlib.h>
 
-/* ---------------------------------------------------------------- page headers */
-
-typedef struct {
-    int type;
-    int32_t uncompressed_size;
-    int32_t compressed_size;
-    gboolean has_crc;
-    uint32_t crc;
-    int32_t num_values;
-    int encoding;
-    int def_encoding;
-    int rep_encoding;
-    int32_t num_rows; /* v2 */
-    int32_t def_len;  /* v2 */
-    int32_t rep_len;  /* v2 */
-    gboolean is_compressed;
-    unsigned seen;
-} page_header;
-
-enum {
-    PH_TYPE = 1 << 0,
-    PH_USIZE = 1 << 1,
-    PH_CSIZE = 1 << 2,
-    PH_NUM_VALUES = 1 << 3,
-    PH_ENCODING = 1 << 4,
-    PH_DEF_ENC = 1 << 5,
-    PH_REP_ENC = 1 << 6,
-    PH_NUM_ROWS = 1 << 7,
-    PH_DEF_LEN = 1 << 8,
-    PH_REP_LEN = 1 << 9,
-    PH_V1 = 1 << 10,
-    PH_V2 = 1 << 11,
-    PH_DICT = 1 << 12,
-};
-
-static void read_data_header(rt_thrift_reader *r, page_header *h)
-{
-    int16_t id = 0;
-    rt_thrift_type t;
-    rt_thrift_struct_begin(r);
-    while (rt_thrift_next_field(r, &id, &t)) {
-        if (id == 1 && t == RT_THRIFT_I32) {
-            h->num_values = rt_thrift_read_i32(r);
-            h->seen |= PH_NUM_VALUES;
-        } else if (id == 2 && t == RT_THRIFT_I32) {
-            h->encoding = rt_thrift_read_i32(r);
-            h->seen |= PH_ENCODING;
-        } else if (id == 3 && t == RT_THRIFT_I32) {
-            h->def_encoding = rt_thrift_read_i32(r);
-            h->seen |= PH_DEF_ENC;
-        } else if (id == 4 && t == RT_THRIFT_I32) {
-            h->rep_encoding = rt_thrift_read_i32(r);
-            h->seen |= PH_REP_ENC;
-        } else {
-            rt_thrift_skip(r, t);
-        }
-    }
-    rt_thrift_struct_end(r);
-}
-
-static void read_dict_header(rt_thrift_reader *r, page_header *h)
-{
-    int16_t id = 0;
-    rt_thrift_type t;
-    rt_thrift_struct_begin(r);
-    while (rt_thrift_next_field(r, &id, &t)) {
-        if (id == 1 && t == RT_THRIFT_I32) {
-            h->num_values = rt_thrift_read_i32(r);
-            h->seen |= PH_NUM_VALUES;
-        } else if (id == 2 && t == RT_THRIFT_I32) {
-            h->encoding = rt_thrift_read_i32(r);
-            h->seen |= PH_ENCODING;
-        } else {
-            rt_thrift_skip(r, t);
-        }
-    }
-    rt_thrift_struct_end(r);
-}
-
-static void read_v2_header(rt_thrift_reader *r, page_header *h)
-{
-    int16_t id = 0;
-    rt_thrift_type t;
-    h->is_compressed = TRUE;
-    rt_thrift_struct_begin(r);
-    while (rt_thrift_next_field(r, &id, &t)) {
-        if (id == 1 && t == RT_THRIFT_I32) {
-            h->num_values = rt_thrift_read_i32(r);
-            h->seen |= PH_NUM_VALUES;
-        } else if (id == 3 && t == RT_THRIFT_I32) {
-            h->num_rows = rt_thrift_read_i32(r);
-            h->seen |= PH_NUM_ROWS;
-        } else if (id == 4 && t == RT_THRIFT_I32) {
-            h->encoding = rt_thrift_read_i32(r);
-            h->seen |= PH_ENCODING;
-        } else if (id == 5 && t == RT_THRIFT_I32) {
-            h->def_len = rt_thrift_read_i32(r);
-            h->seen |= PH_DEF_LEN;
-        } else if (id == 6 && t == RT_THRIFT_I32) {
-            h->rep_len = rt_thrift_read_i32(r);
-            h->seen |= PH_REP_LEN;
-        } else if (id == 7 && (t == RT_THRIFT_TRUE || t == RT_THRIFT_FALSE)) {
-            h->is_compressed = t == RT_THRIFT_TRUE;
-        } else {
-            rt_thrift_skip(r, t);
-        }
-    }
-    rt_thrift_struct_end(r);
-}
-
-/* Decodes a PageHeader at the start of [p, end). Returns the header's size, or 0 with *why. */
-static size_t read_page_header(const uint8_t *p, size_t avail, page_header *h, const char **why)
-{
-    rt_thrift_reader r;
-    int16_t id = 0;
-    rt_thrift_type t;
-    memset(h, 0, sizeof *h);
-    rt_thrift_init(&r, p, avail);
-    rt_thrift_struct_begin(&r);
-    while (rt_thrift_next_field(&r, &id, &t)) {
-        if (id == 1 && t == RT_THRIFT_I32) {
-            h->type = rt_thrift_read_i32(&r);
-            h->seen |= PH_TYPE;
-        } else if (id == 2 && t == RT_THRIFT_I32) {
-            h->uncompressed_size = rt_thrift_read_i32(&r);
-            h->seen |= PH_USIZE;
-        } else if (id == 3 && t == RT_THRIFT_I32) {
-            h->compressed_size = rt_thrift_read_i32(&r);
-            h->seen |= PH_CSIZE;
-        } else if (id == 4 && t == RT_THRIFT_I32) {
-            h->crc = (uint32_t)rt_thrift_read_i32(&r);
-            h->has_crc = TRUE;
-        } else if (id == 5 && t == RT_THRIFT_STRUCT && !(h->seen & PH_V1)) {
-            read_data_header(&r, h);
-            h->seen |= PH_V1;
-        } else if (id == 7 && t == RT_THRIFT_STRUCT && !(h->seen & PH_DICT)) {
-            read_dict_header(&r, h);
-            h->seen |= PH_DICT;
-        } else if (id == 8 && t == RT_THRIFT_STRUCT && !(h->seen & PH_V2)) {
-            read_v2_header(&r, h);
-            h->seen |= PH_V2;
-        } else {
-            rt_thrift_skip(&r, t);
-        }
-    }
-    rt_thrift_struct_end(&r);
-    if (rt_thrift_failed(&r)) {
-        *why = rt_thrift_error(&r);
-        return 0;
-    }
-    unsigned need = PH_TYPE | PH_USIZE | PH_CSIZE;
-    if (h->type == PQ_PAGE_DATA)
-        need |= PH_V1 | PH_NUM_VALUES | PH_ENCODING | PH_DEF_ENC | PH_REP_ENC;
-    else if (h->type == PQ_PAGE_DATA_V2)
-        need |= PH_V2 | PH_NUM_VALUES | PH_NUM_ROWS | PH_ENCODING | PH_DEF_LEN | PH_REP_LEN;
-    else if (h->type == PQ_PAGE_DICTIONARY)
-        need |= PH_DICT | PH_NUM_VALUES | PH_ENCODING;
-    if ((h->seen & need) != need) {
-        *why = "the page header lacks a required field";
-        return 0;
-    }
-    if (h->uncompressed_size < 0 || h->compressed_size < 0) {
-        *why = "the page header has a negative size";
-        return 0;
-    }
-    return rt_thrift_consumed(&r);
-}
-
-const char *pq_encoding_name(int encoding)
-{
-    switch (encoding) {
-    case PQ_ENC_PLAIN: return "PLAIN";
-    case PQ_ENC_PLAIN_DICTIONARY: return "PLAIN_DICTIONARY";
-    case PQ_ENC_RLE: return "RLE";
-    case PQ_ENC_BIT_PACKED: return "BIT_PACKED";
-    case PQ_ENC_DELTA_BINARY_PACKED: return "DELTA_BINARY_PACKED";
-    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY: return "DELTA_LENGTH_BYTE_ARRAY";
-    case PQ_ENC_DELTA_BYTE_ARRAY: return "DELTA_BYTE_ARRAY";
-    case PQ_ENC_RLE_DICTIONARY: return "RLE_DICTIONARY";
-    case PQ_ENC_BYTE_STREAM_SPLIT: return "BYTE_STREAM_SPLIT";
-    default: return "unknown";
-    }
-}
-
 /* ---------------------------------------------------------------- per-read state */
 
 /* Grow-only scratch buffers, reused across pages, chunks and columns of one read. */
@@ -252,7 +68,6 @@ typedef struct {
     int64_t slot_cap;
     int64_t data_cap;
     int64_t data_len;
-    int64_t rows_expected;
 } builder;
 
 /* Where a page's non-null values are: value i is fixed + (index ? index[i] : i) * width, or
@@ -282,22 +97,19 @@ static void ctx_error(read_ctx *c, int code, const char *fmt, ...)
     va_start(ap, fmt);
     char *what = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    pq_error(c->error, c->f, code, "row group %d, column '%s': %s", c->row_group, c->leaf->path,
-             what);
+    pq_error(c->error, c->f, code, "row group %d, column '%s': %s", c->row_group, c->leaf->path, what);
     g_free(what);
 }
 
 /* Makes *buf hold at least `need` elements of `elem` bytes (bounded by max_alloc). */
-static gboolean reserve(read_ctx *c, void **buf, size_t *cap, uint64_t need, size_t elem,
-                        const char *what)
+static gboolean reserve(read_ctx *c, void **buf, size_t *cap, uint64_t need, size_t elem, const char *what)
 {
     if (need <= *cap && *buf)
         return TRUE;
     if (need == 0)
         need = 1;
     if (need > c->f->max_alloc / elem) {
-        ctx_error(c, RT_ERROR_FORMAT,
-                  "%s would need %" G_GUINT64_FORMAT " bytes, more than the limit of %zu",
+        ctx_error(c, RT_ERROR_FORMAT, "%s would need %" G_GUINT64_FORMAT " bytes, more than the limit of %zu",
                   what, need * elem, c->f->max_alloc);
         return FALSE;
     }
@@ -306,8 +118,7 @@ static gboolean reserve(read_ctx *c, void **buf, size_t *cap, uint64_t need, siz
         n = n * 2 > c->f->max_alloc / elem ? need : n * 2;
     void *p = g_try_realloc(*buf, (size_t)(n * elem));
     if (!p) {
-        ctx_error(c, RT_ERROR_FORMAT, "cannot allocate %" G_GUINT64_FORMAT " bytes for %s",
-                  n * elem, what);
+        ctx_error(c, RT_ERROR_FORMAT, "cannot allocate %" G_GUINT64_FORMAT " bytes for %s", n * elem, what);
         return FALSE;
     }
     *buf = p;
@@ -315,21 +126,26 @@ static gboolean reserve(read_ctx *c, void **buf, size_t *cap, uint64_t need, siz
     return TRUE;
 }
 
-#define RESERVE(c, field, need, what)                                                     \
-    reserve((c), (void **)&(c)->s->field, &(c)->s->field##_cap, (need), sizeof(*(c)->s->field), \
-            (what))
+#define RESERVE(c, field, need, what)                                                                        \
+    reserve((c), (void **)&(c)->s->field, &(c)->s->field##_cap, (need), sizeof(*(c)->s->field), (what))
 
 static int value_width(const rt_parquet_column *col)
 {
     switch (col->physical) {
-    case RT_PARQUET_BOOLEAN: return 1;
+    case RT_PARQUET_BOOLEAN:
+        return 1;
     case RT_PARQUET_INT32:
-    case RT_PARQUET_FLOAT: return 4;
+    case RT_PARQUET_FLOAT:
+        return 4;
     case RT_PARQUET_INT64:
-    case RT_PARQUET_DOUBLE: return 8;
-    case RT_PARQUET_INT96: return 12;
-    case RT_PARQUET_FIXED_LEN_BYTE_ARRAY: return col->type_length;
-    default: return 0;
+    case RT_PARQUET_DOUBLE:
+        return 8;
+    case RT_PARQUET_INT96:
+        return 12;
+    case RT_PARQUET_FIXED_LEN_BYTE_ARRAY:
+        return col->type_length;
+    default:
+        return 0;
     }
 }
 
@@ -350,8 +166,7 @@ static gboolean grow_slots(read_ctx *c, int64_t need)
         n = need;
         if ((uint64_t)n + 1 > limit / w) {
             ctx_error(c, RT_ERROR_FORMAT,
-                      "%" G_GINT64_FORMAT " values would need more than the limit of %zu bytes",
-                      need, limit);
+                      "%" G_GINT64_FORMAT " values would need more than the limit of %zu bytes", need, limit);
             return FALSE;
         }
     }
@@ -379,65 +194,94 @@ oom:
     return FALSE;
 }
 
-static gboolean emit(read_ctx *c, const value_src *src, int64_t vi, gboolean present)
+static gboolean grow_data(read_ctx *c, uint64_t need)
+{
+    builder *b = c->b;
+    if (need <= (uint64_t)b->data_cap)
+        return TRUE;
+    uint64_t n = b->data_cap ? (uint64_t)b->data_cap : 256;
+    while (n < need)
+        n *= 2;
+    if (n > c->f->max_alloc)
+        n = need;
+    if (n > c->f->max_alloc) {
+        ctx_error(c, RT_ERROR_FORMAT, "the values need more than the limit of %zu bytes", c->f->max_alloc);
+        return FALSE;
+    }
+    void *p = g_try_realloc(b->a->data, (size_t)n);
+    if (!p) {
+        ctx_error(c, RT_ERROR_FORMAT, "cannot allocate %" G_GUINT64_FORMAT " bytes", n);
+        return FALSE;
+    }
+    b->a->data = p;
+    b->data_cap = (int64_t)n;
+    return TRUE;
+}
+
+/* Appends the n present values vi .. vi + n - 1 of src to the next n slots. */
+static gboolean emit_values(read_ctx *c, const value_src *src, int64_t vi, int64_t n)
 {
     builder *b = c->b;
     rt_parquet_array *a = b->a;
     int64_t slot = a->num_values;
-    if (!grow_slots(c, slot + 1))
+    if (slot + n > b->slot_cap && !grow_slots(c, slot + n))
         return FALSE;
     if (b->nullable)
-        a->valid[slot] = (uint8_t)present;
-    if (!present)
-        a->null_count++;
-    if (b->width) {
-        uint8_t *dst = (uint8_t *)a->values + (size_t)slot * (size_t)b->width;
-        if (present) {
-            int64_t j = src->index ? src->index[vi] : vi;
-            memcpy(dst, src->fixed + (size_t)j * (size_t)b->width, (size_t)b->width);
-        } else {
-            memset(dst, 0, (size_t)b->width);
-        }
+        memset(a->valid + slot, 1, (size_t)n);
+    const size_t w = (size_t)b->width;
+    if (w) {
+        uint8_t *dst = (uint8_t *)a->values + (size_t)slot * w;
+        const uint32_t *idx = src->index ? src->index + vi : NULL;
+        if (!idx)
+            memcpy(dst, src->fixed + (size_t)vi * w, (size_t)n * w);
+        else if (w == 4)
+            for (int64_t k = 0; k < n; k++)
+                memcpy(dst + 4 * k, src->fixed + 4 * (size_t)idx[k], 4);
+        else if (w == 8)
+            for (int64_t k = 0; k < n; k++)
+                memcpy(dst + 8 * k, src->fixed + 8 * (size_t)idx[k], 8);
+        else
+            for (int64_t k = 0; k < n; k++)
+                memcpy(dst + w * (size_t)k, src->fixed + w * (size_t)idx[k], w);
     } else {
-        if (present) {
-            int64_t j = src->index ? src->index[vi] : vi;
+        for (int64_t k = 0; k < n; k++) {
+            int64_t j = src->index ? src->index[vi + k] : vi + k;
             uint32_t len = src->blen[j];
-            if ((uint64_t)b->data_len + len > (uint64_t)b->data_cap) {
-                uint64_t need = (uint64_t)b->data_len + len;
-                uint64_t n = b->data_cap ? (uint64_t)b->data_cap : 256;
-                while (n < need)
-                    n *= 2;
-                if (n > c->f->max_alloc)
-                    n = need;
-                if (n > c->f->max_alloc) {
-                    ctx_error(c, RT_ERROR_FORMAT,
-                              "the values need more than the limit of %zu bytes",
-                              c->f->max_alloc);
-                    return FALSE;
-                }
-                void *p = g_try_realloc(a->data, (size_t)n);
-                if (!p) {
-                    ctx_error(c, RT_ERROR_FORMAT, "cannot allocate %" G_GUINT64_FORMAT " bytes",
-                              n);
-                    return FALSE;
-                }
-                a->data = p;
-                b->data_cap = (int64_t)n;
-            }
+            if (!grow_data(c, (uint64_t)b->data_len + len))
+                return FALSE;
             if (len)
                 memcpy(a->data + b->data_len, src->bptr[j], len);
             b->data_len += len;
+            a->offsets[slot + k + 1] = b->data_len;
         }
-        a->offsets[slot + 1] = b->data_len;
     }
+    a->num_values = slot + n;
+    return TRUE;
+}
+
+/* Appends a null to the next slot. */
+static gboolean emit_null(read_ctx *c)
+{
+    builder *b = c->b;
+    rt_parquet_array *a = b->a;
+    int64_t slot = a->num_values;
+    if (slot + 1 > b->slot_cap && !grow_slots(c, slot + 1))
+        return FALSE;
+    a->valid[slot] = 0; /* only nullable columns have nulls */
+    a->null_count++;
+    if (b->width)
+        memset((uint8_t *)a->values + (size_t)slot * (size_t)b->width, 0, (size_t)b->width);
+    else
+        a->offsets[slot + 1] = b->data_len;
     a->num_values = slot + 1;
     return TRUE;
 }
 
-static void begin_list(builder *b, gboolean exists)
+/* Starts the next row's list; its first element will be slot `first`. */
+static void begin_list(builder *b, int64_t first, gboolean exists)
 {
     rt_parquet_array *a = b->a;
-    a->list_offsets[a->num_rows] = a->num_values;
+    a->list_offsets[a->num_rows] = first;
     if (a->list_valid)
         a->list_valid[a->num_rows] = (uint8_t)exists;
     if (!exists)
@@ -449,14 +293,13 @@ static void begin_list(builder *b, gboolean exists)
 
 /* Decompresses a page payload into buffer *dst (grown as needed); uncompressed payloads are
  * used in place. */
-static gboolean page_bytes(read_ctx *c, int codec, const uint8_t *src, size_t src_len,
-                           size_t dst_len, gboolean for_dict, const uint8_t **out)
+static gboolean page_bytes(read_ctx *c, int codec, const uint8_t *src, size_t src_len, size_t dst_len,
+                           gboolean for_dict, const uint8_t **out)
 {
     if (codec == PQ_CODEC_UNCOMPRESSED) {
         if (src_len != dst_len) {
-            ctx_error(c, RT_ERROR_FORMAT,
-                      "an uncompressed page says %zu bytes uncompressed but holds %zu", dst_len,
-                      src_len);
+            ctx_error(c, RT_ERROR_FORMAT, "an uncompressed page says %zu bytes uncompressed but holds %zu",
+                      dst_len, src_len);
             return FALSE;
         }
         *out = src;
@@ -481,8 +324,7 @@ static gboolean page_bytes(read_ctx *c, int codec, const uint8_t *src, size_t sr
     }
     const char *why = NULL;
     if (!pq_decompress(codec, src, src_len, dst, dst_len, &c->s->zstd, &why)) {
-        ctx_error(c, RT_ERROR_FORMAT, "a %s page does not decompress: %s", pq_codec_name(codec),
-                  why);
+        ctx_error(c, RT_ERROR_FORMAT, "a %s page does not decompress: %s", pq_codec_name(codec), why);
         return FALSE;
     }
     *out = dst;
@@ -490,16 +332,16 @@ static gboolean page_bytes(read_ctx *c, int codec, const uint8_t *src, size_t sr
 }
 
 /* PLAIN values of a fixed width, or PLAIN byte arrays: fills src for nv values. */
-static gboolean plain_values(read_ctx *c, const uint8_t *p, size_t len, int64_t nv,
-                             value_src *src, const uint8_t ***ptrs, uint32_t **lens,
-                             size_t *ptr_cap, size_t *len_cap, uint8_t **bools, size_t *bools_cap)
+static gboolean plain_values(read_ctx *c, const uint8_t *p, size_t len, int64_t nv, value_src *src,
+                             const uint8_t ***ptrs, uint32_t **lens, size_t *ptr_cap, size_t *len_cap,
+                             uint8_t **bools, size_t *bools_cap)
 {
     const rt_parquet_column *col = &c->leaf->pub;
     memset(src, 0, sizeof *src);
     if (col->physical == RT_PARQUET_BOOLEAN) {
         if ((uint64_t)(nv + 7) / 8 > len) {
-            ctx_error(c, RT_ERROR_FORMAT, "%" G_GINT64_FORMAT " PLAIN booleans need %" G_GINT64_FORMAT
-                      " bytes, the page has %zu",
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "%" G_GINT64_FORMAT " PLAIN booleans need %" G_GINT64_FORMAT " bytes, the page has %zu",
                       nv, (nv + 7) / 8, len);
             return FALSE;
         }
@@ -513,8 +355,8 @@ static gboolean plain_values(read_ctx *c, const uint8_t *p, size_t len, int64_t 
     if (c->width) {
         if ((uint64_t)nv > len / (uint64_t)c->width) {
             ctx_error(c, RT_ERROR_FORMAT,
-                      "%" G_GINT64_FORMAT " PLAIN values of %d bytes do not fit in %zu bytes", nv,
-                      c->width, len);
+                      "%" G_GINT64_FORMAT " PLAIN values of %d bytes do not fit in %zu bytes", nv, c->width,
+                      len);
             return FALSE;
         }
         src->fixed = p;
@@ -522,8 +364,7 @@ static gboolean plain_values(read_ctx *c, const uint8_t *p, size_t len, int64_t 
     }
     /* BYTE_ARRAY: a 4-byte length then the bytes, for each value */
     if ((uint64_t)nv > len / 4) {
-        ctx_error(c, RT_ERROR_FORMAT, "%" G_GINT64_FORMAT " byte arrays do not fit in %zu bytes",
-                  nv, len);
+        ctx_error(c, RT_ERROR_FORMAT, "%" G_GINT64_FORMAT " byte arrays do not fit in %zu bytes", nv, len);
         return FALSE;
     }
     if (!reserve(c, (void **)ptrs, ptr_cap, (uint64_t)nv, sizeof **ptrs, "byte array values") ||
@@ -532,16 +373,19 @@ static gboolean plain_values(read_ctx *c, const uint8_t *p, size_t len, int64_t 
     size_t pos = 0;
     for (int64_t i = 0; i < nv; i++) {
         if (len - pos < 4) {
-            ctx_error(c, RT_ERROR_FORMAT, "byte array %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                      " runs past the end of its page", i, nv);
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "byte array %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT " runs past the end of its page",
+                      i, nv);
             return FALSE;
         }
         uint32_t n = (uint32_t)p[pos] | (uint32_t)p[pos + 1] << 8 | (uint32_t)p[pos + 2] << 16 |
                      (uint32_t)p[pos + 3] << 24;
         pos += 4;
         if (n > len - pos) {
-            ctx_error(c, RT_ERROR_FORMAT, "byte array %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
-                      " claims %u bytes, only %zu remain", i, nv, n, len - pos);
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "byte array %" G_GINT64_FORMAT " of %" G_GINT64_FORMAT
+                      " claims %u bytes, only %zu remain",
+                      i, nv, n, len - pos);
             return FALSE;
         }
         (*ptrs)[i] = p + pos;
@@ -553,7 +397,7 @@ static gboolean plain_values(read_ctx *c, const uint8_t *p, size_t len, int64_t 
     return TRUE;
 }
 
-static gboolean read_dictionary(read_ctx *c, const pq_chunk *ch, const page_header *h,
+static gboolean read_dictionary(read_ctx *c, const pq_chunk *ch, const pq_page_header *h,
                                 const uint8_t *payload)
 {
     scratch *s = c->s;
@@ -567,13 +411,13 @@ static gboolean read_dictionary(read_ctx *c, const pq_chunk *ch, const page_head
         return FALSE;
     }
     const uint8_t *p;
-    if (!page_bytes(c, ch->codec, payload, (size_t)h->compressed_size,
-                    (size_t)h->uncompressed_size, TRUE, &p))
+    if (!page_bytes(c, ch->codec, payload, (size_t)h->compressed_size, (size_t)h->uncompressed_size, TRUE,
+                    &p))
         return FALSE;
     value_src src;
     if (!plain_values(c, p, (size_t)h->uncompressed_size, h->num_values, &src,
-                      (const uint8_t ***)&s->dict_ptr, &s->dict_len, &s->dict_ptr_cap,
-                      &s->dict_len_cap, &s->dict_bools, &s->dict_bools_cap))
+                      (const uint8_t ***)&s->dict_ptr, &s->dict_len, &s->dict_ptr_cap, &s->dict_len_cap,
+                      &s->dict_bools, &s->dict_bools_cap))
         return FALSE;
     s->dict_fixed = src.fixed;
     s->dict_n = h->num_values;
@@ -583,23 +427,22 @@ static gboolean read_dictionary(read_ctx *c, const pq_chunk *ch, const page_head
 }
 
 /* Levels of a v1 page: a 4-byte length + RLE hybrid, or deprecated BIT_PACKED. */
-static gboolean v1_levels(read_ctx *c, int encoding, int max_level, const uint8_t **pos,
-                          const uint8_t *end, uint32_t *out, int64_t n, const char *kind)
+static gboolean v1_levels(read_ctx *c, int encoding, int max_level, const uint8_t **pos, const uint8_t *end,
+                          uint32_t *out, int64_t n, const char *kind)
 {
     const char *why = NULL;
     int bw = pq_bit_width((uint32_t)max_level);
     if (encoding == PQ_ENC_RLE) {
         if (end - *pos < 4) {
-            ctx_error(c, RT_ERROR_FORMAT, "the %s levels' length runs past the end of the page",
-                      kind);
+            ctx_error(c, RT_ERROR_FORMAT, "the %s levels' length runs past the end of the page", kind);
             return FALSE;
         }
-        uint32_t len = (uint32_t)(*pos)[0] | (uint32_t)(*pos)[1] << 8 |
-                       (uint32_t)(*pos)[2] << 16 | (uint32_t)(*pos)[3] << 24;
+        uint32_t len = (uint32_t)(*pos)[0] | (uint32_t)(*pos)[1] << 8 | (uint32_t)(*pos)[2] << 16 |
+                       (uint32_t)(*pos)[3] << 24;
         const uint8_t *start = *pos + 4;
         if (len > (size_t)(end - start)) {
-            ctx_error(c, RT_ERROR_FORMAT, "the %s levels claim %u bytes, the page has %td left",
-                      kind, len, end - start);
+            ctx_error(c, RT_ERROR_FORMAT, "the %s levels claim %u bytes, the page has %td left", kind, len,
+                      end - start);
             return FALSE;
         }
         const uint8_t *q = start;
@@ -617,13 +460,13 @@ static gboolean v1_levels(read_ctx *c, int encoding, int max_level, const uint8_
         }
         return TRUE;
     }
-    ctx_error(c, RT_ERROR_UNSUPPORTED, "%s levels use encoding %s (%d), which is not supported",
-              kind, pq_encoding_name(encoding), encoding);
+    ctx_error(c, RT_ERROR_UNSUPPORTED, "%s levels use encoding %s (%d), which is not supported", kind,
+              pq_encoding_name(encoding), encoding);
     return FALSE;
 }
 
-static gboolean decode_values(read_ctx *c, const page_header *h, const uint8_t *p, size_t len,
-                              int64_t nv, value_src *src)
+static gboolean decode_values(read_ctx *c, const pq_page_header *h, const uint8_t *p, size_t len, int64_t nv,
+                              value_src *src)
 {
     scratch *s = c->s;
     const rt_parquet_column *col = &c->leaf->pub;
@@ -633,13 +476,14 @@ static gboolean decode_values(read_ctx *c, const page_header *h, const uint8_t *
         return TRUE;
     switch (h->encoding) {
     case PQ_ENC_PLAIN:
-        return plain_values(c, p, len, nv, src, (const uint8_t ***)&s->bptr, &s->blen,
-                            &s->bptr_cap, &s->blen_cap, &s->bools, &s->bools_cap);
+        return plain_values(c, p, len, nv, src, (const uint8_t ***)&s->bptr, &s->blen, &s->bptr_cap,
+                            &s->blen_cap, &s->bools, &s->bools_cap);
     case PQ_ENC_PLAIN_DICTIONARY:
     case PQ_ENC_RLE_DICTIONARY: {
         if (!s->have_dict) {
-            ctx_error(c, RT_ERROR_FORMAT, "a dictionary-encoded page has no dictionary page "
-                                          "before it");
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "a dictionary-encoded page has no dictionary page "
+                      "before it");
             return FALSE;
         }
         if (len < 1) {
@@ -675,11 +519,9 @@ static gboolean decode_values(read_ctx *c, const page_header *h, const uint8_t *
             ctx_error(c, RT_ERROR_FORMAT, "RLE booleans lack their length");
             return FALSE;
         }
-        uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                     (uint32_t)p[3] << 24;
+        uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
         if (n > len - 4) {
-            ctx_error(c, RT_ERROR_FORMAT, "RLE booleans claim %u bytes, the page has %zu", n,
-                      len - 4);
+            ctx_error(c, RT_ERROR_FORMAT, "RLE booleans claim %u bytes, the page has %zu", n, len - 4);
             return FALSE;
         }
         if (!RESERVE(c, idx, (uint64_t)nv, "booleans") || !RESERVE(c, bools, (uint64_t)nv, "booleans"))
@@ -700,8 +542,7 @@ static gboolean decode_values(read_ctx *c, const page_header *h, const uint8_t *
         size_t w = (size_t)c->width;
         if ((uint64_t)nv > len / w) {
             ctx_error(c, RT_ERROR_FORMAT,
-                      "%" G_GINT64_FORMAT " BYTE_STREAM_SPLIT values do not fit in %zu bytes", nv,
-                      len);
+                      "%" G_GINT64_FORMAT " BYTE_STREAM_SPLIT values do not fit in %zu bytes", nv, len);
             return FALSE;
         }
         if (!RESERVE(c, bss, (uint64_t)nv * w, "BYTE_STREAM_SPLIT values"))
@@ -733,13 +574,18 @@ typedef struct {
     gboolean done;
 } row_state;
 
+/* Present values are appended in runs (one copy per run instead of per value); a run is
+ * flushed before a null and at the end. */
 static gboolean assemble(read_ctx *c, const uint32_t *rep, const uint32_t *def, int64_t n,
                          const value_src *src, row_state *st)
 {
     const pq_leaf *leaf = c->leaf;
     const uint32_t max_def = (uint32_t)leaf->pub.max_definition_level;
+    const uint32_t element_def = (uint32_t)leaf->element_def, list_def = (uint32_t)leaf->list_def;
     const gboolean list = leaf->pub.shape == RT_PARQUET_LIST;
-    int64_t vi = 0;
+    rt_parquet_array *a = c->b->a;
+    int64_t vi = 0, run_vi = 0, run_n = 0;
+    gboolean ok = TRUE;
     for (int64_t i = 0; i < n; i++) {
         uint32_t d = def ? def[i] : max_def;
         if (!list || rep[i] == 0) {
@@ -748,42 +594,56 @@ static gboolean assemble(read_ctx *c, const uint32_t *rep, const uint32_t *def, 
                     ctx_error(c, RT_ERROR_FORMAT,
                               "the column chunk holds more rows than its row group's %" G_GINT64_FORMAT,
                               st->rg_rows);
-                    return FALSE;
+                    ok = FALSE;
+                } else {
+                    st->done = TRUE;
                 }
-                st->done = TRUE;
-                return TRUE;
+                break;
             }
             st->cur_row++;
-            if (list && st->cur_row >= st->row_a)
-                begin_list(c->b, d >= (uint32_t)leaf->list_def);
-        } else if (st->cur_row < 0) {
-            ctx_error(c, RT_ERROR_FORMAT,
-                      "the first value continues a list that no row started");
-            return FALSE;
-        }
-        gboolean in_window = st->cur_row >= st->row_a;
-        if (list) {
-            if (rep[i] > 0 && d < (uint32_t)leaf->element_def) {
-                ctx_error(c, RT_ERROR_FORMAT,
-                          "a repeated entry (repetition level %u) holds no list element "
-                          "(definition level %u)",
-                          rep[i], d);
-                return FALSE;
+            if (st->cur_row < st->row_a) {
+                vi += d == max_def;
+                continue;
             }
-            if (in_window && d >= (uint32_t)leaf->element_def && !emit(c, src, vi, d == max_def))
-                return FALSE;
-        } else if (in_window) {
-            if (!emit(c, src, vi, d == max_def))
-                return FALSE;
-            c->b->a->num_rows++;
+            if (list)
+                begin_list(c->b, a->num_values + run_n, d >= list_def);
+            else
+                a->num_rows++;
+        } else if (st->cur_row < 0) {
+            ctx_error(c, RT_ERROR_FORMAT, "the first value continues a list that no row started");
+            ok = FALSE;
+            break;
+        } else if (d < element_def) {
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "a repeated entry (repetition level %u) holds no list element (definition "
+                      "level %u)",
+                      rep[i], d);
+            ok = FALSE;
+            break;
+        } else if (st->cur_row < st->row_a) {
+            vi += d == max_def;
+            continue;
         }
-        if (d == max_def)
+        /* in the window: a value, a null, or (lists) no element at all */
+        if (d == max_def) {
+            if (run_n == 0)
+                run_vi = vi;
+            run_n++;
             vi++;
+        } else if (!list || d >= element_def) {
+            if (run_n && !emit_values(c, src, run_vi, run_n))
+                return FALSE;
+            run_n = 0;
+            if (!emit_null(c))
+                return FALSE;
+        }
     }
-    return TRUE;
+    if (ok && run_n && !emit_values(c, src, run_vi, run_n))
+        return FALSE;
+    return ok;
 }
 
-static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_header *h,
+static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const pq_page_header *h,
                                const uint8_t *payload, row_state *st)
 {
     scratch *s = c->s;
@@ -799,8 +659,8 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
         return FALSE;
     if (h->type == PQ_PAGE_DATA) {
         const uint8_t *p;
-        if (!page_bytes(c, ch->codec, payload, (size_t)h->compressed_size,
-                        (size_t)h->uncompressed_size, FALSE, &p))
+        if (!page_bytes(c, ch->codec, payload, (size_t)h->compressed_size, (size_t)h->uncompressed_size,
+                        FALSE, &p))
             return FALSE;
         const uint8_t *pos = p, *end = p + h->uncompressed_size;
         if (max_rep && !v1_levels(c, h->rep_encoding, max_rep, &pos, end, s->rep, n, "repetition"))
@@ -810,28 +670,21 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
         values = pos;
         values_len = (size_t)(end - pos);
     } else {
-        if (h->rep_len < 0 || h->def_len < 0 ||
-            (int64_t)h->rep_len + h->def_len > h->compressed_size ||
+        if (h->rep_len < 0 || h->def_len < 0 || (int64_t)h->rep_len + h->def_len > h->compressed_size ||
             (int64_t)h->rep_len + h->def_len > h->uncompressed_size) {
-            ctx_error(c, RT_ERROR_FORMAT,
-                      "a v2 page's level lengths (%d + %d) exceed its size (%d)", h->rep_len,
-                      h->def_len, h->compressed_size);
-            return FALSE;
-        }
-        if (h->num_rows < 0 || h->num_rows > n) {
-            ctx_error(c, RT_ERROR_FORMAT, "a v2 page says %d rows for %" G_GINT64_FORMAT
-                      " values", h->num_rows, n);
+            ctx_error(c, RT_ERROR_FORMAT, "a v2 page's level lengths (%d + %d) exceed its size (%d)",
+                      h->rep_len, h->def_len, h->compressed_size);
             return FALSE;
         }
         const uint8_t *q = payload;
-        if (max_rep && !rt_parquet_decode_hybrid(&q, payload + h->rep_len,
-                                                 pq_bit_width((uint32_t)max_rep), s->rep, n, &why)) {
+        if (max_rep && !rt_parquet_decode_hybrid(&q, payload + h->rep_len, pq_bit_width((uint32_t)max_rep),
+                                                 s->rep, n, &why)) {
             ctx_error(c, RT_ERROR_FORMAT, "repetition levels: %s", why);
             return FALSE;
         }
         q = payload + h->rep_len;
-        if (max_def && !rt_parquet_decode_hybrid(&q, q + h->def_len,
-                                                 pq_bit_width((uint32_t)max_def), s->def, n, &why)) {
+        if (max_def &&
+            !rt_parquet_decode_hybrid(&q, q + h->def_len, pq_bit_width((uint32_t)max_def), s->def, n, &why)) {
             ctx_error(c, RT_ERROR_FORMAT, "definition levels: %s", why);
             return FALSE;
         }
@@ -857,8 +710,8 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
         nv = 0;
         for (int64_t i = 0; i < n; i++) {
             if (s->def[i] > (uint32_t)max_def) {
-                ctx_error(c, RT_ERROR_FORMAT, "definition level %u exceeds the maximum %d",
-                          s->def[i], max_def);
+                ctx_error(c, RT_ERROR_FORMAT, "definition level %u exceeds the maximum %d", s->def[i],
+                          max_def);
                 return FALSE;
             }
             nv += s->def[i] == (uint32_t)max_def;
@@ -866,14 +719,21 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
     }
     for (int64_t i = 0; max_rep && i < n; i++) {
         if (s->rep[i] > (uint32_t)max_rep) {
-            ctx_error(c, RT_ERROR_FORMAT, "repetition level %u exceeds the maximum %d", s->rep[i],
-                      max_rep);
+            ctx_error(c, RT_ERROR_FORMAT, "repetition level %u exceeds the maximum %d", s->rep[i], max_rep);
             return FALSE;
         }
     }
-    if (h->type == PQ_PAGE_DATA_V2 && max_rep && n > 0 && s->rep[0] != 0) {
-        ctx_error(c, RT_ERROR_FORMAT, "a v2 page starts in the middle of a row");
-        return FALSE;
+    if (h->type == PQ_PAGE_DATA_V2 && max_rep) {
+        /* v2 pages hold whole rows, and say how many: the row skipping relies on it */
+        int64_t starts = 0;
+        for (int64_t i = 0; i < n; i++)
+            starts += s->rep[i] == 0;
+        if ((n > 0 && s->rep[0] != 0) || starts != h->num_rows) {
+            ctx_error(c, RT_ERROR_FORMAT,
+                      "a v2 page says %d rows but its repetition levels start %" G_GINT64_FORMAT "%s",
+                      h->num_rows, starts, n > 0 && s->rep[0] ? ", the first in mid-row" : "");
+            return FALSE;
+        }
     }
     value_src src;
     if (!decode_values(c, h, values, values_len, nv, &src))
@@ -883,6 +743,22 @@ static gboolean read_data_page(read_ctx *c, const pq_chunk *ch, const page_heade
 }
 
 /* ---------------------------------------------------------------- column chunks */
+
+/* The page CRC, when the writer stored one, covers the page's bytes as stored. Checked only
+ * for pages that are decoded. */
+static gboolean check_crc(read_ctx *c, const pq_page_header *h, const uint8_t *payload, ptrdiff_t at)
+{
+    if (!h->has_crc)
+        return TRUE;
+    uint32_t crc = (uint32_t)crc32(0L, payload, (uInt)h->compressed_size);
+    if (crc == h->crc)
+        return TRUE;
+    ctx_error(c, RT_ERROR_FORMAT,
+              "the page at byte %td of the chunk fails its CRC check (stored %08x, computed %08x): the "
+              "file is corrupt",
+              at, h->crc, crc);
+    return FALSE;
+}
 
 static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64_t row_b)
 {
@@ -896,13 +772,12 @@ static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64
     if (ch->num_values == 0)
         return TRUE; /* an empty chunk of an empty row group (checked at open) */
     size_t len = (size_t)(ch->end - ch->start);
-    if (!RESERVE(c, chunk, len, "the column chunk") ||
-        !pq_read_at(c->f, ch->start, len, s->chunk, c->error))
+    if (!RESERVE(c, chunk, len, "the column chunk") || !pq_read_at(c->f, ch->start, len, s->chunk, c->error))
         return FALSE;
     const uint8_t *base = s->chunk, *p = s->chunk, *end = s->chunk + len;
     int64_t values_seen = 0;
     while (!st.done && values_seen < ch->num_values) {
-        page_header h;
+        pq_page_header h;
         const char *why = NULL;
         if (p >= end) {
             ctx_error(c, RT_ERROR_FORMAT,
@@ -911,29 +786,18 @@ static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64
                       values_seen, ch->num_values);
             return FALSE;
         }
-        size_t hlen = read_page_header(p, (size_t)(end - p), &h, &why);
+        size_t hlen = pq_read_page_header(p, (size_t)(end - p), &h, &why);
         if (!hlen) {
-            ctx_error(c, RT_ERROR_FORMAT, "malformed page header at byte %td of the chunk: %s",
-                      p - base, why);
+            ctx_error(c, RT_ERROR_FORMAT, "malformed page header at byte %td of the chunk: %s", p - base,
+                      why);
             return FALSE;
         }
         const uint8_t *payload = p + hlen;
         if ((size_t)h.compressed_size > (size_t)(end - payload)) {
             ctx_error(c, RT_ERROR_FORMAT,
-                      "the page at byte %td of the chunk claims %d bytes, only %td remain",
-                      p - base, h.compressed_size, end - payload);
+                      "the page at byte %td of the chunk claims %d bytes, only %td remain", p - base,
+                      h.compressed_size, end - payload);
             return FALSE;
-        }
-        if (h.has_crc && (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2 ||
-                          h.type == PQ_PAGE_DICTIONARY)) {
-            uint32_t crc = (uint32_t)crc32(0L, payload, (uInt)h.compressed_size);
-            if (crc != h.crc) {
-                ctx_error(c, RT_ERROR_FORMAT,
-                          "the page at byte %td of the chunk fails its CRC check (stored %08x, "
-                          "computed %08x): the file is corrupt",
-                          p - base, h.crc, crc);
-                return FALSE;
-            }
         }
         if (h.type == PQ_PAGE_DICTIONARY) {
             if (s->have_dict || values_seen > 0) {
@@ -941,24 +805,28 @@ static gboolean read_chunk(read_ctx *c, const pq_chunk *ch, int64_t row_a, int64
                           s->have_dict ? "another dictionary page" : "data pages");
                 return FALSE;
             }
-            if (!read_dictionary(c, ch, &h, payload))
+            if (!check_crc(c, &h, payload, p - base) || !read_dictionary(c, ch, &h, payload))
                 return FALSE;
         } else if (h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2) {
             if (h.num_values < 0 || h.num_values > ch->num_values - values_seen) {
                 ctx_error(c, RT_ERROR_FORMAT,
-                          "a page holds %d values, more than the %" G_GINT64_FORMAT
-                          " the chunk has left",
+                          "a page holds %d values, more than the %" G_GINT64_FORMAT " the chunk has left",
                           h.num_values, ch->num_values - values_seen);
+                return FALSE;
+            }
+            if (h.type == PQ_PAGE_DATA_V2 &&
+                (h.num_rows < 0 || h.num_rows > h.num_values || (flat && h.num_rows != h.num_values))) {
+                ctx_error(c, RT_ERROR_FORMAT, "a v2 page says %d rows for %d values%s", h.num_rows,
+                          h.num_values, flat ? " of a flat column" : "");
                 return FALSE;
             }
             int64_t page_rows = h.type == PQ_PAGE_DATA_V2 ? h.num_rows : flat ? h.num_values : -1;
             if (page_rows >= 0 && st.cur_row + 1 + page_rows <= row_a) {
                 st.cur_row += page_rows; /* entirely before the window: not decoded */
             } else {
-                if (!read_data_page(c, ch, &h, payload, &st))
+                if (!check_crc(c, &h, payload, p - base) || !read_data_page(c, ch, &h, payload, &st))
                     return FALSE;
-                if ((flat || h.type == PQ_PAGE_DATA_V2) && st.cur_row + 1 >= row_b &&
-                    row_b < rg->num_rows)
+                if ((flat || h.type == PQ_PAGE_DATA_V2) && st.cur_row + 1 >= row_b && row_b < rg->num_rows)
                     st.done = TRUE;
             }
             values_seen += h.num_values;
@@ -1024,7 +892,6 @@ static gboolean builder_init(read_ctx *c, builder *b, rt_parquet_array *a, int64
     b->width = c->width;
     b->list = col->shape == RT_PARQUET_LIST;
     b->nullable = col->nullable;
-    b->rows_expected = num_rows;
     a->column = c->column;
     a->list_size = -1;
     if (!b->width) {
@@ -1040,16 +907,15 @@ static gboolean builder_init(read_ctx *c, builder *b, rt_parquet_array *a, int64
         a->offsets[0] = 0;
     if (b->list) {
         if ((uint64_t)num_rows + 1 > c->f->max_alloc / sizeof(int64_t)) {
-            ctx_error(c, RT_ERROR_FORMAT, "%" G_GINT64_FORMAT " rows exceed the allocation limit",
-                      num_rows);
+            ctx_error(c, RT_ERROR_FORMAT, "%" G_GINT64_FORMAT " rows exceed the allocation limit", num_rows);
             return FALSE;
         }
         a->list_offsets = g_try_malloc(((size_t)num_rows + 1) * sizeof(int64_t));
         if (col->list_nullable)
             a->list_valid = g_try_malloc((size_t)num_rows + 1);
         if (!a->list_offsets || (col->list_nullable && !a->list_valid)) {
-            ctx_error(c, RT_ERROR_FORMAT, "cannot allocate list offsets for %" G_GINT64_FORMAT
-                      " rows", num_rows);
+            ctx_error(c, RT_ERROR_FORMAT, "cannot allocate list offsets for %" G_GINT64_FORMAT " rows",
+                      num_rows);
             return FALSE;
         }
         a->list_offsets[0] = 0;
@@ -1080,8 +946,7 @@ static void builder_finish(builder *b)
     }
 }
 
-static gboolean check_columns(rt_parquet_file *f, const int *columns, int n_columns,
-                              GError **error)
+static gboolean check_columns(rt_parquet_file *f, const int *columns, int n_columns, GError **error)
 {
     if (n_columns < 0 || (n_columns > 0 && !columns)) {
         pq_error(error, f, RT_ERROR_INVALID_ARG, "no column list given");
@@ -1112,11 +977,10 @@ rt_parquet_batch *rt_parquet_file_read(rt_parquet_file *f, const int *columns, i
     g_return_val_if_fail(f != NULL, NULL);
     if (!check_columns(f, columns, n_columns, error))
         return NULL;
-    if (first_row < 0 || num_rows < 0 || first_row > f->num_rows ||
-        num_rows > f->num_rows - first_row) {
+    if (first_row < 0 || num_rows < 0 || first_row > f->num_rows || num_rows > f->num_rows - first_row) {
         pq_error(error, f, RT_ERROR_INVALID_ARG,
-                 "rows [%" G_GINT64_FORMAT ", +%" G_GINT64_FORMAT ") are outside the file's %"
-                 G_GINT64_FORMAT " rows",
+                 "rows [%" G_GINT64_FORMAT ", +%" G_GINT64_FORMAT ") are outside the file's %" G_GINT64_FORMAT
+                 " rows",
                  first_row, num_rows, f->num_rows);
         return NULL;
     }
@@ -1130,8 +994,13 @@ rt_parquet_batch *rt_parquet_file_read(rt_parquet_file *f, const int *columns, i
     gboolean ok = TRUE;
     for (int k = 0; ok && k < n_columns; k++) {
         builder b;
-        read_ctx c = {.f = f, .s = &s, .b = &b, .column = columns[k],
-                      .leaf = &f->leaves[columns[k]], .error = error, .row_group = -1};
+        read_ctx c = {.f = f,
+                      .s = &s,
+                      .b = &b,
+                      .column = columns[k],
+                      .leaf = &f->leaves[columns[k]],
+                      .error = error,
+                      .row_group = -1};
         c.width = value_width(&c.leaf->pub);
         ok = builder_init(&c, &b, &batch->arrays[k], num_rows);
         for (int g = 0; ok && g < f->n_row_groups; g++) {
@@ -1144,8 +1013,8 @@ rt_parquet_batch *rt_parquet_file_read(rt_parquet_file *f, const int *columns, i
             ok = read_chunk(&c, &rg->chunks[columns[k]], lo - rg->first_row, hi - rg->first_row);
             if (ok && batch->arrays[k].num_rows - rows_before != hi - lo) {
                 ctx_error(&c, RT_ERROR_FORMAT,
-                          "expected %" G_GINT64_FORMAT " rows, the pages gave %" G_GINT64_FORMAT,
-                          hi - lo, batch->arrays[k].num_rows - rows_before);
+                          "expected %" G_GINT64_FORMAT " rows, the pages gave %" G_GINT64_FORMAT, hi - lo,
+                          batch->arrays[k].num_rows - rows_before);
                 ok = FALSE;
             }
         }
@@ -1160,14 +1029,13 @@ rt_parquet_batch *rt_parquet_file_read(rt_parquet_file *f, const int *columns, i
     return batch;
 }
 
-rt_parquet_batch *rt_parquet_file_read_row_group(rt_parquet_file *f, int row_group,
-                                                 const int *columns, int n_columns,
-                                                 GError **error)
+rt_parquet_batch *rt_parquet_file_read_row_group(rt_parquet_file *f, int row_group, const int *columns,
+                                                 int n_columns, GError **error)
 {
     g_return_val_if_fail(f != NULL, NULL);
     if (row_group < 0 || row_group >= f->n_row_groups) {
-        pq_error(error, f, RT_ERROR_INVALID_ARG,
-                 "row group %d is out of range (the file has %d)", row_group, f->n_row_groups);
+        pq_error(error, f, RT_ERROR_INVALID_ARG, "row group %d is out of range (the file has %d)", row_group,
+                 f->n_row_groups);
         return NULL;
     }
     const pq_row_group *rg = &f->row_groups[row_group];

@@ -24,8 +24,7 @@ gboolean pq_read_at(rt_parquet_file *f, int64_t offset, size_t len, uint8_t *buf
 {
     if (offset < 0 || (uint64_t)offset > f->size || len > f->size - (uint64_t)offset) {
         pq_error(error, f, RT_ERROR_FORMAT,
-                 "bytes [%" G_GINT64_FORMAT ", +%zu) lie outside the file (%" G_GUINT64_FORMAT
-                 " bytes)",
+                 "bytes [%" G_GINT64_FORMAT ", +%zu) lie outside the file (%" G_GUINT64_FORMAT " bytes)",
                  offset, len, f->size);
         return FALSE;
     }
@@ -60,13 +59,11 @@ static gboolean open_common(rt_parquet_file *f, GError **error)
     uint8_t head[4], tail[8];
     if (f->size < 12) {
         pq_error(error, f, RT_ERROR_FORMAT,
-                 "not a Parquet file: it has %" G_GUINT64_FORMAT
-                 " bytes, fewer than the 12 of an empty one",
+                 "not a Parquet file: it has %" G_GUINT64_FORMAT " bytes, fewer than the 12 of an empty one",
                  f->size);
         return FALSE;
     }
-    if (!pq_read_at(f, 0, 4, head, error) ||
-        !pq_read_at(f, (int64_t)f->size - 8, 8, tail, error))
+    if (!pq_read_at(f, 0, 4, head, error) || !pq_read_at(f, (int64_t)f->size - 8, 8, tail, error))
         return FALSE;
     if (memcmp(head, "PAR1", 4) != 0) {
         pq_error(error, f, RT_ERROR_FORMAT, "not a Parquet file: it does not start with PAR1");
@@ -82,8 +79,8 @@ static gboolean open_common(rt_parquet_file *f, GError **error)
                  "not a Parquet file, or a truncated one: it does not end with PAR1");
         return FALSE;
     }
-    uint32_t footer_len = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 |
-                          (uint32_t)tail[3] << 24;
+    uint32_t footer_len =
+        (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
     if (footer_len == 0 || footer_len > f->size - 12) {
         pq_error(error, f, RT_ERROR_FORMAT,
                  "the footer length %u does not fit in the file (%" G_GUINT64_FORMAT
@@ -125,8 +122,7 @@ rt_parquet_file *rt_parquet_file_open(const char *path, GError **error)
     f->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (f->fd < 0) {
         int e = errno;
-        pq_error(error, f, e == ENOENT ? RT_ERROR_NOT_FOUND : RT_ERROR_IO, "cannot open: %s",
-                 g_strerror(e));
+        pq_error(error, f, e == ENOENT ? RT_ERROR_NOT_FOUND : RT_ERROR_IO, "cannot open: %s", g_strerror(e));
         rt_parquet_file_free(f);
         return NULL;
     }
@@ -144,8 +140,7 @@ rt_parquet_file *rt_parquet_file_open(const char *path, GError **error)
     return f;
 }
 
-rt_parquet_file *rt_parquet_file_open_bytes(const void *data, size_t size, const char *name,
-                                            GError **error)
+rt_parquet_file *rt_parquet_file_open_bytes(const void *data, size_t size, const char *name, GError **error)
 {
     g_return_val_if_fail(data != NULL || size == 0, NULL);
     rt_parquet_file *f = file_new(name ? name : "(memory)");
@@ -190,13 +185,34 @@ void rt_parquet_file_set_max_alloc(rt_parquet_file *f, size_t bytes)
     f->max_alloc = bytes;
 }
 
-const char *rt_parquet_file_path(const rt_parquet_file *f) { return f->path; }
-int64_t rt_parquet_file_num_rows(const rt_parquet_file *f) { return f->num_rows; }
-int rt_parquet_file_num_row_groups(const rt_parquet_file *f) { return f->n_row_groups; }
-const char *rt_parquet_file_created_by(const rt_parquet_file *f) { return f->created_by; }
-int rt_parquet_file_num_columns(const rt_parquet_file *f) { return f->n_leaves; }
-int rt_parquet_file_num_metadata(const rt_parquet_file *f) { return f->n_kv; }
-int64_t rt_parquet_file_bytes_read(const rt_parquet_file *f) { return f->bytes_read; }
+const char *rt_parquet_file_path(const rt_parquet_file *f)
+{
+    return f->path;
+}
+int64_t rt_parquet_file_num_rows(const rt_parquet_file *f)
+{
+    return f->num_rows;
+}
+int rt_parquet_file_num_row_groups(const rt_parquet_file *f)
+{
+    return f->n_row_groups;
+}
+const char *rt_parquet_file_created_by(const rt_parquet_file *f)
+{
+    return f->created_by;
+}
+int rt_parquet_file_num_columns(const rt_parquet_file *f)
+{
+    return f->n_leaves;
+}
+int rt_parquet_file_num_metadata(const rt_parquet_file *f)
+{
+    return f->n_kv;
+}
+int64_t rt_parquet_file_bytes_read(const rt_parquet_file *f)
+{
+    return f->bytes_read;
+}
 
 int64_t rt_parquet_file_row_group_num_rows(const rt_parquet_file *f, int row_group)
 {
@@ -218,6 +234,7 @@ const rt_parquet_column *rt_parquet_file_column(const rt_parquet_file *f, int co
 
 int rt_parquet_file_find_column(const rt_parquet_file *f, const char *name)
 {
+    g_return_val_if_fail(f != NULL && name != NULL, -1);
     int by_field = -1, fields = 0;
     for (int i = 0; i < f->n_leaves; i++) {
         if (strcmp(f->leaves[i].path, name) == 0)
@@ -244,6 +261,7 @@ const char *rt_parquet_file_metadata_value(const rt_parquet_file *f, int i)
 
 const char *rt_parquet_file_metadata(const rt_parquet_file *f, const char *key)
 {
+    g_return_val_if_fail(f != NULL && key != NULL, NULL);
     for (int i = 0; i < f->n_kv; i++)
         if (f->kv_keys[i] && strcmp(f->kv_keys[i], key) == 0)
             return f->kv_values[i];

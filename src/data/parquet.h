@@ -18,6 +18,8 @@
  * What it does not read (an RT_ERROR_UNSUPPORTED error names the column and the feature):
  *   columns with two or more repeated levels (lists of lists, maps of lists), DELTA_*
  *   encodings, BROTLI/LZ4/LZO codecs, encryption, column data in other files.
+ * What it ignores: statistics, page indexes, bloom filters, sorting columns, column orders.
+ * It does not convert logical types: INT96, DECIMAL, FLOAT16... come back as stored.
  *
  * Strictness: the file is untrusted input. Every offset and size is checked against the file
  * and the column chunk before it is used, every allocation is bounded by the file's size or by
@@ -147,8 +149,7 @@ rt_parquet_file *rt_parquet_file_open(const char *path, GError **error);
 
 /* Same, for a file already in memory. `data` is borrowed and must stay valid and unchanged
  * until rt_parquet_file_free(); `name` is used in error messages. */
-rt_parquet_file *rt_parquet_file_open_bytes(const void *data, size_t size, const char *name,
-                                            GError **error);
+rt_parquet_file *rt_parquet_file_open_bytes(const void *data, size_t size, const char *name, GError **error);
 
 void rt_parquet_file_free(rt_parquet_file *f);
 
@@ -185,9 +186,8 @@ const char *rt_parquet_file_metadata(const rt_parquet_file *f, const char *key);
 rt_parquet_batch *rt_parquet_file_read(rt_parquet_file *f, const int *columns, int n_columns,
                                        int64_t first_row, int64_t num_rows, GError **error);
 /* Reads one whole row group. Returns (transfer full) as above. */
-rt_parquet_batch *rt_parquet_file_read_row_group(rt_parquet_file *f, int row_group,
-                                                 const int *columns, int n_columns,
-                                                 GError **error);
+rt_parquet_batch *rt_parquet_file_read_row_group(rt_parquet_file *f, int row_group, const int *columns,
+                                                 int n_columns, GError **error);
 void rt_parquet_batch_free(rt_parquet_batch *batch);
 
 /* TRUE when value slot i is present (not null). */

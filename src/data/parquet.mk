@@ -7,6 +7,7 @@ librobotrain_la_SOURCES += \
 	src/data/parquet.c src/data/parquet.h src/data/parquet-private.h \
 	src/data/parquet-footer.c \
 	src/data/parquet-read.c \
+	src/data/parquet-page.c \
 	src/data/parquet-levels.c \
 	src/data/parquet-codec.c \
 	src/data/parquet-arrow.c
@@ -18,11 +19,12 @@ tests_test_parquet_SOURCES = tests/test-parquet.c
 tests_test_parquet_LDADD = $(RT_TEST_LIBS)
 check_PROGRAMS += tests/test-parquet-units
 TESTS += tests/test-parquet-units
-tests_test_parquet_units_SOURCES = tests/test-parquet-units.c
-tests_test_parquet_units_LDADD = $(RT_TEST_LIBS)
+tests_test_parquet_units_SOURCES = tests/test-parquet-units.c tests/test-parquet-writer.h
+tests_test_parquet_units_CPPFLAGS = $(AM_CPPFLAGS) $(ZLIB_CFLAGS)
+tests_test_parquet_units_LDADD = $(RT_TEST_LIBS) $(ZLIB_LIBS)
 check_PROGRAMS += tests/test-parquet-errors
 TESTS += tests/test-parquet-errors
-tests_test_parquet_errors_SOURCES = tests/test-parquet-errors.c
+tests_test_parquet_errors_SOURCES = tests/test-parquet-errors.c tests/test-parquet-writer.h
 tests_test_parquet_errors_CPPFLAGS = $(AM_CPPFLAGS) $(ZLIB_CFLAGS)
 tests_test_parquet_errors_LDADD = $(RT_TEST_LIBS) $(ZLIB_LIBS)
 check_PROGRAMS += tests/test-parquet-corrupt
@@ -65,3 +67,13 @@ RT_PARQUET_FIXTURES = \
 	tests/data/parquet/parquet-testing/single_nan.parquet \
 	tests/data/parquet/parquet-testing/sort_columns.parquet
 EXTRA_DIST += $(RT_PARQUET_FIXTURES)
+
+## The fuzz target is not built by `make` or `make check`. `make fuzz` (FUZZ_SECONDS, default
+## 60) builds it with clang -fsanitize=fuzzer and runs it on the fixtures; CI calls
+## tests/fuzz/run-parquet-fuzz.sh SECONDS directly.
+FUZZ_SECONDS = 60
+fuzz: fuzz-parquet
+fuzz-parquet:
+	$(SHELL) $(srcdir)/tests/fuzz/run-parquet-fuzz.sh $(FUZZ_SECONDS) $(abs_builddir)/tests/fuzz/parquet
+.PHONY: fuzz fuzz-parquet
+EXTRA_DIST += tests/fuzz/fuzz-parquet.c tests/fuzz/run-parquet-fuzz.sh tests/fuzz/parquet.dict

@@ -55,7 +55,10 @@ static uint64_t read_varint(rt_thrift_reader *r)
     return value;
 }
 
-static int64_t zigzag(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+static int64_t zigzag(uint64_t v)
+{
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
 
 void rt_thrift_struct_begin(rt_thrift_reader *r)
 {
@@ -140,7 +143,10 @@ int32_t rt_thrift_read_i32(rt_thrift_reader *r)
     return (int32_t)v;
 }
 
-int64_t rt_thrift_read_i64(rt_thrift_reader *r) { return zigzag(read_varint(r)); }
+int64_t rt_thrift_read_i64(rt_thrift_reader *r)
+{
+    return zigzag(read_varint(r));
+}
 
 double rt_thrift_read_double(rt_thrift_reader *r)
 {
@@ -203,7 +209,10 @@ int64_t rt_thrift_read_list_header(rt_thrift_reader *r, rt_thrift_type *elem_typ
     return (int64_t)n;
 }
 
-gboolean rt_thrift_read_list_bool(rt_thrift_reader *r) { return rt_thrift_read_i8(r) == 1; }
+gboolean rt_thrift_read_list_bool(rt_thrift_reader *r)
+{
+    return rt_thrift_read_i8(r) == 1;
+}
 
 static void skip_depth(rt_thrift_reader *r, rt_thrift_type type, int depth)
 {
@@ -257,8 +266,7 @@ static void skip_depth(rt_thrift_reader *r, rt_thrift_type type, int depth)
         }
         uint8_t kv = *r->pos++;
         rt_thrift_type kt = (rt_thrift_type)(kv >> 4), vt = (rt_thrift_type)(kv & 0x0f);
-        if (kt == RT_THRIFT_STOP || kt > RT_THRIFT_STRUCT || vt == RT_THRIFT_STOP ||
-            vt > RT_THRIFT_STRUCT) {
+        if (kt == RT_THRIFT_STOP || kt > RT_THRIFT_STRUCT || vt == RT_THRIFT_STOP || vt > RT_THRIFT_STRUCT) {
             rt_thrift_fail(r, "unknown map element type");
             break;
         }
@@ -289,4 +297,7 @@ static void skip_depth(rt_thrift_reader *r, rt_thrift_type type, int depth)
     }
 }
 
-void rt_thrift_skip(rt_thrift_reader *r, rt_thrift_type type) { skip_depth(r, type, r->depth); }
+void rt_thrift_skip(rt_thrift_reader *r, rt_thrift_type type)
+{
+    skip_depth(r, type, r->depth);
+}

@@ -63,8 +63,14 @@ typedef struct {
 void rt_thrift_init(rt_thrift_reader *r, const void *data, size_t len);
 
 /* TRUE once anything went wrong; rt_thrift_error() says what ("truncated varint", ...). */
-static inline gboolean rt_thrift_failed(const rt_thrift_reader *r) { return r->error != NULL; }
-static inline const char *rt_thrift_error(const rt_thrift_reader *r) { return r->error; }
+static inline gboolean rt_thrift_failed(const rt_thrift_reader *r)
+{
+    return r->error != NULL;
+}
+static inline const char *rt_thrift_error(const rt_thrift_reader *r)
+{
+    return r->error;
+}
 /* Bytes consumed so far (the size of a page header once it has been read). */
 static inline size_t rt_thrift_consumed(const rt_thrift_reader *r)
 {
