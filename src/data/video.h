@@ -12,7 +12,11 @@
  *    files that is the episode's from_timestamp plus the row's timestamp) returns the frame whose
  *    presentation time is nearest to t, and fails when that frame is more than tolerance_s away
  *    (LeRobot's default 1e-4 s). A frame's time is pts x stream time base, as LeRobot's pyav and
- *    torchcodec backends compute it (no start_time offset: lerobot's files start at 0).
+ *    torchcodec backends compute it (no start_time offset: lerobot's files start at 0). Two
+ *    deliberate differences, both at the margin: we compare in float64 where LeRobot builds
+ *    float32 tensors (whose 1.2e-4 s resolution beyond 1024 s into a long concatenated v3 file
+ *    can fail a 1e-4 tolerance spuriously), and a distance equal to the tolerance passes
+ *    (LeRobot's test is strict).
  *
  *  - Random access: seek to the keyframe at or before t, decode forward keeping the last two
  *    frames, stop at the first frame at or after t, and answer with the nearer of the two
@@ -26,9 +30,9 @@
  *
  *  - Reuse: the open decoder keeps its position. A request that falls between the two frames
  *    it holds is answered without decoding; a later request whose keyframe is at or before the
- *    last decoded frame decodes forward without seeking (consecutive frames cost one decode
- *    each). rt_video_decode_batch() sorts several timestamps of one file and decodes forward
- *    once.
+ *    frame after the last decoded one decodes forward without seeking (consecutive frames cost
+ *    one decode each; the container's keyframe index tells). rt_video_decode_batch() sorts
+ *    several timestamps of one file and decodes forward once.
  *
  *  - Output: RGB, float32, channel-major (C x H x W), values v/255 in [0, 1], like LeRobot's
  *    uint8 -> float conversion. The YUV -> RGB conversion is the one FFmpeg's command line makes
@@ -36,14 +40,19 @@
  *    BT.601; its colour range when tagged, else limited), so `ffmpeg -f rawvideo -pix_fmt rgb24`
  *    is a byte-exact reference.
  *
- *  - Threads: `threads` is the decoder's own thread count (dav1d's tile/postfilter threads,
- *    FFmpeg's slice threads). Default 1: loader threads already decode different samples in
- *    parallel. The decoder runs in low-delay mode, so more threads never decode frames ahead
- *    that a random access throws away.
+ *  - Threads: `threads` is the decoder's own thread count. Default 1: loader threads already
+ *    decode different samples in parallel. No frame threading, which decodes frames ahead that
+ *    a random access throws away: dav1d runs in low-delay mode (its threads work inside one
+ *    frame), other decoders use slice threads.
  *
  *  - Memory: the packet, the two frames, the swscale context and the RGB buffer are allocated
- *    at open or with the first frame and reused; a decode allocates nothing of ours (FFmpeg's
- *    demuxer and decoder manage their own buffer pools).
+ *    at open or with the first frame and reused; a decode allocates nothing of ours (a batch of
+ *    more than 64 timestamps allocates its sort order). FFmpeg's demuxer allocates each packet's
+ *    payload; decoders take frames from their pools.
+ *
+ *  - FFmpeg's log: its default level ("info") prints a banner per decoder; the first open
+ *    lowers it to "error" unless the program has set a level. Problems reach the caller as
+ *    GErrors.
  *
  *  - Safety: files are opened with protocol_whitelist=file and a demuxer whitelist (MP4/MOV,
  *    Matroska/WebM, AVI), so a crafted "mp4" cannot make FFmpeg fetch URLs or read playlists.
