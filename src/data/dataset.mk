@@ -49,3 +49,6 @@ RT_MAN_PODS += man/robotrain-dataset.pod
 dist_man_MANS += man/robotrain-dataset.1
 TESTS += tests/dataset-cli.sh
 EXTRA_DIST += tests/dataset-cli.sh
+
+## The metadata fuzz target: built and run by its script only (needs clang's libFuzzer).
+EXTRA_DIST += tests/fuzz/run-metadata-fuzz.sh tests/fuzz/fuzz-metadata.c tests/fuzz/metadata.dict
