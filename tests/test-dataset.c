@@ -371,6 +371,8 @@ DEF_TEST(tiny_episode_selection)
     OK(open_tiny(missing, 2, TRUE, &error) == NULL);
     OK(error && error->code == RT_ERROR_INVALID_ARG);
     EXPECT_ERROR(error, "episode 7 is not in the dataset");
+    OK(open_tiny(missing, 2, TRUE, &error) == NULL);
+    EXPECT_ERROR(error, "tiny-v3: its 2 episodes are numbered 0 to 1");
     return 0;
 }
 

@@ -428,12 +428,16 @@ static gboolean select_episodes(rt_dataset *ds, const rt_dataset_options *opt, G
                 hi = mid - 1;
         }
         if (at < 0) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "episode %" G_GINT64_FORMAT " is not in the dataset %s (it has %" G_GINT64_FORMAT
-                        " episodes%s%" G_GINT64_FORMAT "%s%" G_GINT64_FORMAT "%s)",
-                        want[k], ds->root, ds->n_episodes, ds->n_episodes ? ", indices " : "",
-                        ds->n_episodes ? ds->episodes[0].episode_index : 0, ds->n_episodes ? " to " : "",
-                        ds->n_episodes ? ds->episodes[ds->n_episodes - 1].episode_index : 0, "");
+            if (ds->n_episodes > 0)
+                g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                            "episode %" G_GINT64_FORMAT " is not in the dataset %s: its %" G_GINT64_FORMAT
+                            " episodes are numbered %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                            want[k], ds->root, ds->n_episodes, ds->episodes[0].episode_index,
+                            ds->episodes[ds->n_episodes - 1].episode_index);
+            else
+                g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                            "episode %" G_GINT64_FORMAT " is not in the dataset %s: it has no episodes", want[k],
+                            ds->root);
             g_free(want);
             return FALSE;
         }

@@ -52,3 +52,9 @@ EXTRA_DIST += tests/dataset-cli.sh
 
 ## The metadata fuzz target: built and run by its script only (needs clang's libFuzzer).
 EXTRA_DIST += tests/fuzz/run-metadata-fuzz.sh tests/fuzz/fuzz-metadata.c tests/fuzz/metadata.dict
+
+## bench/bench-loader.sh makes an ALOHA-like dataset (ffmpeg, node) and runs this.
+noinst_PROGRAMS += bench/bench-loader
+bench_bench_loader_SOURCES = bench/bench-loader.c
+bench_bench_loader_LDADD = librobotrain.la $(GLIB_LIBS) $(LIBM)
+EXTRA_DIST += bench/bench-loader.sh bench/bench-loader-dataset.mjs

@@ -156,6 +156,27 @@ static inline float inv_f32(rt_norm_mode mode, float y, float shift, float scale
     return (y + 1.0f) * denom / 2.0f + shift;
 }
 
+/* The forward transform over n values with one stat, four lanes at a time (GCC/clang vector
+ * extensions; each lane rounds exactly as the scalar expression, so the result is the same). */
+typedef float v4sf __attribute__((vector_size(16)));
+
+static void forward_run(rt_norm_mode mode, float *p, int64_t n, float s, float d)
+{
+    v4sf vs = {s, s, s, s}, vd = {d, d, d, d}, two = {2, 2, 2, 2}, one = {1, 1, 1, 1};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        v4sf x;
+        memcpy(&x, p + i, sizeof x);
+        if (mode == RT_NORM_MEAN_STD)
+            x = (x - vs) / vd;
+        else
+            x = two * (x - vs) / vd - one;
+        memcpy(p + i, &x, sizeof x);
+    }
+    for (; i < n; i++)
+        p[i] = fwd_f32(mode, p[i], s, d);
+}
+
 void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, size_t frames, gboolean inverse)
 {
     g_return_if_fail(feature >= 0 && feature < norm->n);
@@ -169,6 +190,8 @@ void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, s
             if (inverse)
                 for (int64_t r = 0; r < fn->repeat; r++)
                     p[r] = inv_f32(fn->mode, p[r], s, sc, d);
+            else if (fn->repeat >= 4)
+                forward_run(fn->mode, p, fn->repeat, s, d); /* a camera channel */
             else
                 for (int64_t r = 0; r < fn->repeat; r++)
                     p[r] = fwd_f32(fn->mode, p[r], s, d);
