@@ -40,6 +40,17 @@ ok_run "show --frames=:1 exits 0" "$ROBOTRAIN" dataset show "$tiny" --frames=:1 
 printf '{"action": [0.125, -0.125]}\n' >"$T/expect"
 cmp -s "$T/expect" "$T/out"; tap_result $? "show --frames=:1: the first row"
 
+# float64 with %.17g, booleans, a negative zero kept
+img="$ROBOTRAIN_TEST_SRCDIR/data/dataset/image-v3"
+ok_run "show on the image dataset exits 0" "$ROBOTRAIN" dataset show "$img" --frames=3:5 --columns=observation.environment_state,next.done,observation.state
+printf '{"observation.environment_state": [1, 1e-300], "next.done": true, "observation.state": [3, -1.5, 0.25]}\n{"observation.environment_state": [1, 1e-300], "next.done": false, "observation.state": [10, -0, 0.25]}\n' >"$T/expect"
+cmp -s "$T/expect" "$T/out"; tap_result $? "show: float64, bool and -0 printed exactly"
+ok_run "show: a float64 that needs 17 digits" "$ROBOTRAIN" dataset show "$img" --frames=1:2 --columns=observation.environment_state
+contains "show: e + f/3 = 1/3 in full" "$T/out" '[0.33333333333333331, 1e-300]'
+ok_run "info on the image dataset exits 0" "$ROBOTRAIN" dataset info "$img"
+contains "info: the inline images" "$T/out" "observation.image                images 12x8, inline in the data files"
+contains "info: the environment state" "$T/out" "observation.environment_state    float64  [2]            ENV"
+
 # errors
 fail_run 2 "show: an unknown column is a usage error" "$ROBOTRAIN" dataset show "$tiny" --columns=observation.stat
 contains "show: the error suggests the nearest column" "$T/err" "the dataset has no column 'observation.stat'. Did you mean 'observation.state'?"

@@ -389,6 +389,70 @@ DEF_TEST(open_errors)
     return 0;
 }
 
+/* ---------------------------------------------------------------- inline images */
+
+DEF_TEST(image_dataset)
+{
+    /* tests/data/dataset/image-v3: PNGs in a {bytes, path} column, float64, bool, two tasks */
+    g_autofree char *root = rt_test_srcfile("data/dataset/image-v3");
+    GError *error = NULL;
+    rt_dataset *ds = rt_dataset_open(root, NULL, &error);
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(8, rt_dataset_num_frames(ds));
+    const rt_feature *img = rt_dataset_find_feature(ds, "observation.image");
+    EXPECT_EQ_INT(RT_FEATURE_IMAGE, img->kind);
+    EXPECT_EQ_INT(8, img->height);
+    EXPECT_EQ_INT(12, img->width);
+    const rt_feature *env = rt_dataset_find_feature(ds, "observation.environment_state");
+    EXPECT_EQ_INT(RT_FEATURE_TYPE_ENV, env->type);
+    EXPECT_EQ_INT(RT_DTYPE_F64, env->storage);
+    EXPECT_EQ_INT(RT_DTYPE_BOOL, rt_dataset_find_feature(ds, "next.done")->storage);
+    /* tasks.parquet names its text column __index_level_0__, as pandas does */
+    EXPECT_EQ_STR("Place the cube.", rt_dataset_task_by_index(ds, 1));
+    /* ImageNet stats for the image feature, which has none in stats.json */
+    const rt_feature_stats *is = rt_dataset_stats(ds, "observation.image");
+    OK(is != NULL && is->values[RT_STAT_MEAN] && is->values[RT_STAT_MIN] == NULL);
+    static const int64_t prev[] = {-1, 0};
+    OK(rt_dataset_set_delta_indices(ds, "observation.image", prev, 2, &error));
+    rt_batch_layout *layout = rt_batch_layout_new(ds, 1);
+    rt_dataset_reader *reader = rt_dataset_reader_new(ds, 1);
+    rt_batch *b = rt_batch_new(layout, NULL);
+    int fi = rt_batch_layout_find(layout, "observation.image"), fe = rt_batch_layout_find(layout, "observation.environment_state");
+    int fd = rt_batch_layout_find(layout, "next.done");
+    int bad = 0;
+    for (int64_t i = 0; i < 8; i++) {
+        if (!rt_dataset_reader_fill(reader, i, b, 0, &error))
+            break;
+        int64_t e = i / 4, f = i % 4;
+        const float *chw = rt_batch_field_data(b, fi);
+        const uint8_t *pad = rt_batch_field_data(b, fi + 1);
+        for (int t = 0; t < 2; t++) {
+            int64_t q = MAX(f - 1 + t, 0);
+            bad += pad[t] != (f - 1 + t < 0);
+            for (int y = 0; y < 8; y++)
+                for (int x = 0; x < 12; x++) {
+                    const float *p = chw + (size_t)t * 3 * 96 + (size_t)y * 12 + (size_t)x;
+                    /* PNG is lossless: exactly v / 255 */
+                    bad += p[0] != (float)(20 * q + 5 * x) / 255.0f;
+                    bad += p[96] != (float)(40 * e + 10 * y) / 255.0f;
+                    bad += p[192] != (float)(250 - 30 * q - e) / 255.0f;
+                }
+        }
+        const double *ev = rt_batch_field_data(b, fe);
+        bad += ev[0] != (double)e + (double)f / 3 || ev[1] != 1e-300;
+        bad += *(const uint8_t *)rt_batch_field_data(b, fd) != (f == 3);
+        if (strcmp(b->tasks[0], e ? "Place the cube." : "Pick the cube.") != 0)
+            bad++;
+    }
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(0, bad);
+    rt_batch_free(b);
+    rt_dataset_reader_free(reader);
+    rt_batch_layout_free(layout);
+    rt_dataset_free(ds);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- real v2.1 */
 
 static JsonObject *episode_stats_line(JsonParser *parser, const char *path, int64_t episode)
@@ -517,6 +581,7 @@ int main(void)
     RUN_TEST(tiny_video_colours);
     RUN_TEST(tiny_episode_selection);
     RUN_TEST(open_errors);
+    RUN_TEST(image_dataset);
     RUN_TEST(real_v21_episode);
     END_TEST;
 }

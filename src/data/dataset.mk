@@ -25,7 +25,13 @@ RT_DATASET_FIXTURES = \
 	tests/data/dataset/tiny-v3/meta/tasks.parquet \
 	tests/data/dataset/tiny-v3/meta/episodes/chunk-000/file-000.parquet \
 	tests/data/dataset/tiny-v3/data/chunk-000/file-000.parquet \
-	tests/data/dataset/tiny-v3/videos/observation.images.cam/chunk-000/file-000.mp4
+	tests/data/dataset/tiny-v3/videos/observation.images.cam/chunk-000/file-000.mp4 \
+	tests/data/dataset/make-image-v3.mjs \
+	tests/data/dataset/image-v3/meta/info.json \
+	tests/data/dataset/image-v3/meta/stats.json \
+	tests/data/dataset/image-v3/meta/tasks.parquet \
+	tests/data/dataset/image-v3/meta/episodes/chunk-000/file-000.parquet \
+	tests/data/dataset/image-v3/data/chunk-000/file-000.parquet
 EXTRA_DIST += $(RT_DATASET_FIXTURES)
 
 check_PROGRAMS += tests/test-sampler
