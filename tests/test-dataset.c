@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include <robotrain/error.h>
+#include <robotrain/option.h>
 
 #include "data/dataset.h"
 #include "testing.h"
@@ -376,6 +377,43 @@ DEF_TEST(tiny_episode_selection)
     return 0;
 }
 
+DEF_TEST(dataset_flags)
+{
+    /* LeRobot's --dataset.episodes and --dataset.use_imagenet_stats, as a train command parses them */
+    GError *error = NULL;
+    rt_config *cfg = rt_config_new("robotrain train");
+    size_t n = 0;
+    const rt_option *rows = rt_dataset_option_rows(&n);
+    OK(rt_config_add_options(cfg, "dataset", rows, n, &error));
+    char *argv[] = {"train", "--dataset.episodes=[1]", "--dataset.use_imagenet_stats=false", NULL};
+    OK(rt_config_parse_args(cfg, 3, argv, NULL, &error));
+    EXPECT_NO_ERROR(error);
+    rt_dataset_options o;
+    int64_t *episodes = NULL;
+    rt_dataset_options_from_config(cfg, "dataset", &o, &episodes);
+    EXPECT_EQ_INT(1, o.n_episodes);
+    EXPECT_EQ_INT(0, o.use_imagenet_stats);
+    g_autofree char *root = rt_test_srcfile("data/dataset/tiny-v3");
+    rt_dataset *ds = rt_dataset_open(root, &o, &error);
+    g_free(episodes);
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(20, rt_dataset_num_frames(ds));
+    EXPECT_NEAR(0.48529411764705876, rt_dataset_stats(ds, "observation.images.cam")->values[RT_STAT_MEAN][0], 0);
+    rt_dataset_free(ds);
+    /* the defaults: every episode, ImageNet stats */
+    rt_config_free(cfg);
+    cfg = rt_config_new("robotrain train");
+    OK(rt_config_add_options(cfg, "dataset", rows, n, &error));
+    rt_dataset_options_from_config(cfg, "dataset", &o, &episodes);
+    OK(o.episodes == NULL && episodes == NULL);
+    EXPECT_EQ_INT(1, o.use_imagenet_stats);
+    char *bad[] = {"train", "--dataset.episodes=[-1]", NULL};
+    OK(!rt_config_parse_args(cfg, 2, bad, NULL, &error));
+    EXPECT_ERROR(error, "--dataset.episodes");
+    rt_config_free(cfg);
+    return 0;
+}
+
 DEF_TEST(open_errors)
 {
     GError *error = NULL;
@@ -580,6 +618,7 @@ int main(void)
     RUN_TEST(tiny_delta_timestamps);
     RUN_TEST(tiny_video_colours);
     RUN_TEST(tiny_episode_selection);
+    RUN_TEST(dataset_flags);
     RUN_TEST(open_errors);
     RUN_TEST(image_dataset);
     RUN_TEST(real_v21_episode);

@@ -146,6 +146,20 @@ typedef struct {
 
 void rt_dataset_options_init(rt_dataset_options *options);
 
+/* The option rows of LeRobot's dataset flags this layer reads, relative to their group:
+ * "episodes" (a list of episode indices, null = all) and "use_imagenet_stats" (true). A command
+ * adds them with rt_config_add_options(cfg, "dataset", rows, n, ...) to accept
+ * --dataset.episodes=[0,1] and --dataset.use_imagenet_stats=false. Returns (transfer none). */
+struct rt_option;
+struct rt_config;
+const struct rt_option *rt_dataset_option_rows(size_t *n);
+
+/* Options from those flags (keys under prefix, e.g. "dataset"), the rest at their defaults.
+ * *episodes receives the episode list the options point to (free it with g_free after
+ * rt_dataset_open(); NULL for all). */
+void rt_dataset_options_from_config(const struct rt_config *cfg, const char *prefix, rt_dataset_options *options,
+                                    int64_t **episodes);
+
 /* Opens the dataset in folder `root`. Fails (RT_ERROR_NOT_FOUND, RT_ERROR_FORMAT,
  * RT_ERROR_UNSUPPORTED, RT_ERROR_INVALID_ARG for a bad episode selection) with a message that
  * names the file and what is wrong. Returns (transfer full): free with rt_dataset_free(). */

@@ -6,7 +6,7 @@ librobotrain_la_SOURCES += \
 	src/data/dataset.h src/data/dataset-private.h src/data/dataset-meta.h \
 	src/data/meta-json.c src/data/meta-info.c src/data/meta-stats.c \
 	src/data/meta-jsonl.c src/data/meta-parquet.c \
-	src/data/dataset-path.c src/data/dataset.c src/data/dataset-load.c src/data/dataset-item.c \
+	src/data/dataset-path.c src/data/dataset-options.c src/data/dataset.c src/data/dataset-load.c src/data/dataset-item.c \
 	src/data/normalize.h src/data/normalize.c \
 	src/data/sampler.h src/data/sampler.c \
 	src/data/loader.h src/data/loader.c
