@@ -162,8 +162,11 @@ static int64_t accelerate_shard(const int64_t *perm, int64_t n, int64_t bs, int 
     if ((int64_t)to_yield->len == bs)
         for (guint k = 0; k < to_yield->len; k++)
             out[got++] = g_array_index(to_yield, int64_t, k);
-    while ((int64_t)initial->len < world * bs)
-        g_array_append_vals(initial, initial->data, initial->len);
+    while ((int64_t)initial->len < world * bs) { /* initial += initial (a copy: appending may move it) */
+        gpointer copy = g_memdup2(initial->data, initial->len * sizeof(int64_t));
+        g_array_append_vals(initial, copy, initial->len);
+        g_free(copy);
+    }
     if ((int64_t)batch->len == bs) {
         g_array_set_size(batch, 0);
         idx++;
