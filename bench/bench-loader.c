@@ -132,8 +132,8 @@ int main(int argc, char **argv)
     printf("workers %d, batch %d, %d camera(s), chunk %d%s: %.1f samples/s (%.2f batches/s), "
            "wait %.1f ms/batch, %.1f samples per CPU-second; %" G_GINT64_FORMAT " frames, opened in %.2f s\n",
            workers, batch_size, cams, chunk, norm ? ", normalized" : "", (double)samples / wall,
-           (double)batches / wall, 1e3 * (after.wait_s - before.wait_s) / (double)batches, (double)samples / cpu,
-           rt_dataset_num_frames(ds), open_s);
+           (double)batches / wall, 1e3 * (after.wait_s - before.wait_s) / (double)batches,
+           (double)samples / cpu, rt_dataset_num_frames(ds), open_s);
     rt_loader_free(loader);
     rt_sampler_free(sampler);
     rt_normalizer_free(norm);

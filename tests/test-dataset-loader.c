@@ -52,9 +52,14 @@ static void remove_tree(const char *dir)
         g_autofree char *p = g_build_filename(dir, tiny_files[i], NULL);
         g_unlink(p);
     }
-    static const char *const dirs[] = {"videos/observation.images.cam/chunk-000", "videos/observation.images.cam",
-                                       "videos", "data/chunk-000", "data", "meta/episodes/chunk-000",
-                                       "meta/episodes", "meta"};
+    static const char *const dirs[] = {"videos/observation.images.cam/chunk-000",
+                                       "videos/observation.images.cam",
+                                       "videos",
+                                       "data/chunk-000",
+                                       "data",
+                                       "meta/episodes/chunk-000",
+                                       "meta/episodes",
+                                       "meta"};
     for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
         g_autofree char *p = g_build_filename(dir, dirs[i], NULL);
         g_rmdir(p);
@@ -87,7 +92,8 @@ DEF_TEST(mean_std_as_lerobot)
     rt_norm_map_act(&map);
     rt_normalizer *norm = rt_normalizer_new(ds, &map, &error);
     EXPECT_NO_ERROR(error);
-    int fs = rt_dataset_feature_index(ds, "observation.state"), fc = rt_dataset_feature_index(ds, "observation.images.cam");
+    int fs = rt_dataset_feature_index(ds, "observation.state"),
+        fc = rt_dataset_feature_index(ds, "observation.images.cam");
     EXPECT_EQ_INT(RT_NORM_MEAN_STD, rt_normalizer_mode(norm, fs));
     EXPECT_EQ_INT(RT_NORM_MEAN_STD, rt_normalizer_mode(norm, fc));
     EXPECT_EQ_INT(RT_NORM_IDENTITY, rt_normalizer_mode(norm, rt_dataset_feature_index(ds, "timestamp")));
@@ -117,7 +123,8 @@ DEF_TEST(mean_std_as_lerobot)
     int la = rt_batch_layout_find(layout, "action");
     const float *xa = rt_batch_field_data(raw, la), *ya = rt_batch_field_data(b, la);
     for (int i = 0; i < 16; i++)
-        bad += ya[i] != (xa[i] - (i % 2 ? -54.875f : 52.5f)) / ((float)(i % 2 ? 50.083056016980436 : 50.02077693319047) + 1e-8f);
+        bad += ya[i] != (xa[i] - (i % 2 ? -54.875f : 52.5f)) /
+                            ((float)(i % 2 ? 50.083056016980436 : 50.02077693319047) + 1e-8f);
     EXPECT_EQ_INT(0, bad);
     /* the camera with ImageNet's stats, per channel */
     int lc = rt_batch_layout_find(layout, "observation.images.cam");
@@ -206,8 +213,9 @@ DEF_TEST(missing_stats_are_named)
     rt_norm_map_act(&map);
     map.mode[RT_FEATURE_TYPE_ACTION] = RT_NORM_QUANTILE10;
     OK(rt_normalizer_new(ds, &map, &error) == NULL);
-    EXPECT_ERROR(error, "QUANTILE10 normalization of \"action\" needs its q10 and q90, which the dataset's stats "
-                        "do not have");
+    EXPECT_ERROR(error,
+                 "QUANTILE10 normalization of \"action\" needs its q10 and q90, which the dataset's stats "
+                 "do not have");
     rt_dataset_free(ds);
     remove_tree(root);
     return 0;

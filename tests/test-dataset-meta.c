@@ -32,19 +32,20 @@ static rt_meta_info *parse_info(const char *text, GError **error)
 DEF_TEST(info_features)
 {
     GError *error = NULL;
-    g_autofree char *text = info_with(
-        "v2.1",
-        "\"observation.state\": {\"dtype\": \"float32\", \"shape\": [14], \"names\": [[\"a\"]]},"
-        "\"action\": {\"dtype\": \"float32\", \"shape\": [14]},"
-        "\"observation.environment_state\": {\"dtype\": \"float64\", \"shape\": [3]},"
-        "\"observation.images.top\": {\"dtype\": \"video\", \"shape\": [480, 640, 3],"
-        "  \"names\": [\"height\", \"width\", \"channel\"], \"info\": {\"video.codec\": \"av1\", \"video.fps\": 30,"
-        "  \"video.is_depth_map\": false}},"
-        "\"observation.images.chw\": {\"dtype\": \"image\", \"shape\": [3, 48, 64],"
-        "  \"names\": [\"channels\", \"height\", \"width\"]},"
-        "\"next.done\": {\"dtype\": \"bool\", \"shape\": [1]},"
-        "\"language_instruction\": {\"dtype\": \"string\", \"shape\": [1]}",
-        "\"video_path\": \"videos/{video_key}.mp4\",");
+    g_autofree char *text =
+        info_with("v2.1",
+                  "\"observation.state\": {\"dtype\": \"float32\", \"shape\": [14], \"names\": [[\"a\"]]},"
+                  "\"action\": {\"dtype\": \"float32\", \"shape\": [14]},"
+                  "\"observation.environment_state\": {\"dtype\": \"float64\", \"shape\": [3]},"
+                  "\"observation.images.top\": {\"dtype\": \"video\", \"shape\": [480, 640, 3],"
+                  "  \"names\": [\"height\", \"width\", \"channel\"], \"info\": {\"video.codec\": \"av1\", "
+                  "\"video.fps\": 30,"
+                  "  \"video.is_depth_map\": false}},"
+                  "\"observation.images.chw\": {\"dtype\": \"image\", \"shape\": [3, 48, 64],"
+                  "  \"names\": [\"channels\", \"height\", \"width\"]},"
+                  "\"next.done\": {\"dtype\": \"bool\", \"shape\": [1]},"
+                  "\"language_instruction\": {\"dtype\": \"string\", \"shape\": [1]}",
+                  "\"video_path\": \"videos/{video_key}.mp4\",");
     rt_meta_info *info = parse_info(text, &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_STR("v2.1", info->version);
@@ -99,8 +100,10 @@ DEF_TEST(info_errors)
         {"v3.0", "\"a\": {\"dtype\": \"float32\"}", NULL, "features.a: \"shape\" must be a list of integers"},
         {"v3.0", "\"a\": {\"dtype\": \"complex64\", \"shape\": [2]}", NULL,
          "features.a: dtype \"complex64\" is not supported"},
-        {"v3.0", "\"a\": {\"dtype\": 5, \"shape\": [2]}", NULL, "features.a: \"dtype\" is a number, expected a string"},
-        {"v3.0", "\"cam\": {\"dtype\": \"video\", \"shape\": [480, 640]}", "\"video_path\": \"v/{video_key}.mp4\",",
+        {"v3.0", "\"a\": {\"dtype\": 5, \"shape\": [2]}", NULL,
+         "features.a: \"dtype\" is a number, expected a string"},
+        {"v3.0", "\"cam\": {\"dtype\": \"video\", \"shape\": [480, 640]}",
+         "\"video_path\": \"v/{video_key}.mp4\",",
          "features.cam: a camera needs a shape of 3 dimensions (height, width, channels), not 2"},
         {"v3.0", "\"cam\": {\"dtype\": \"video\", \"shape\": [480, 640, 1]}", "\"video_path\": \"v.mp4\",",
          "features.cam: cameras with 1 channels are not supported"},
@@ -146,15 +149,19 @@ DEF_TEST(nesting_is_bounded)
     EXPECT_ERROR(error, "deep.json line 1: arrays and objects nest more than 32 deep");
     g_string_free(deep, TRUE);
     /* brackets inside strings (and escaped quotes) do not count */
-    GString *s = g_string_new("{\"codebase_version\": \"v3.0 \\\" [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}");
+    GString *s =
+        g_string_new("{\"codebase_version\": \"v3.0 \\\" [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}");
     OK(rt_meta_check_depth(s->str, s->len, "s.json", 0, &error));
     EXPECT_NO_ERROR(error);
     g_string_free(s, TRUE);
     /* in JSON lines, the message names the line */
-    const char *lines = "{\"a\": 1}\n\n{\"b\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}\n";
+    const char *lines =
+        "{\"a\": 1}\n\n{\"b\": "
+        "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}\n";
     OK(rt_meta_episodes_jsonl_parse(lines, strlen(lines), 0, "episodes.jsonl", &error) == NULL);
     EXPECT_ERROR(error, "episodes.jsonl: line 1 has no \"episode_index\"");
-    const char *lines2 = "{\"episode_index\": 0, \"length\": 3}\n\n{\"b\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}\n";
+    const char *lines2 = "{\"episode_index\": 0, \"length\": 3}\n\n{\"b\": "
+                         "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}\n";
     OK(rt_meta_episodes_jsonl_parse(lines2, strlen(lines2), 0, "episodes.jsonl", &error) == NULL);
     EXPECT_ERROR(error, "episodes.jsonl line 3: arrays and objects nest more than 32 deep");
     return 0;
@@ -185,9 +192,8 @@ DEF_TEST(file_size_is_bounded)
 
 /* ---------------------------------------------------------------- stats */
 
-static const char *const stats_info_extra =
-    "\"x\": {\"dtype\": \"float32\", \"shape\": [2]},"
-    "\"cam\": {\"dtype\": \"image\", \"shape\": [8, 8, 3]}";
+static const char *const stats_info_extra = "\"x\": {\"dtype\": \"float32\", \"shape\": [2]},"
+                                            "\"cam\": {\"dtype\": \"image\", \"shape\": [8, 8, 3]}";
 
 DEF_TEST(stats_json)
 {
@@ -195,10 +201,11 @@ DEF_TEST(stats_json)
     g_autofree char *info_text = info_with("v3.0", stats_info_extra, NULL);
     rt_meta_info *info = parse_info(info_text, &error);
     EXPECT_NO_ERROR(error);
-    const char *text = "{\"x\": {\"min\": [0, -1.5], \"max\": [2, 3], \"mean\": [1, 0.25], \"std\": [0.5, 1],"
-                       " \"count\": [7], \"q01\": [0.01, -1.4], \"extra\": \"ignored\"},"
-                       " \"cam\": {\"mean\": [[[0.1]], [[0.2]], [[0.3]]], \"std\": [[[1]], [[2]], [[3]]], \"count\": [5]},"
-                       " \"unknown_feature\": {\"mean\": [1, 2, 3, 4]}}";
+    const char *text =
+        "{\"x\": {\"min\": [0, -1.5], \"max\": [2, 3], \"mean\": [1, 0.25], \"std\": [0.5, 1],"
+        " \"count\": [7], \"q01\": [0.01, -1.4], \"extra\": \"ignored\"},"
+        " \"cam\": {\"mean\": [[[0.1]], [[0.2]], [[0.3]]], \"std\": [[[1]], [[2]], [[3]]], \"count\": [5]},"
+        " \"unknown_feature\": {\"mean\": [1, 2, 3, 4]}}";
     rt_meta_stats *st = rt_meta_stats_parse(text, strlen(text), info, "stats.json", &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(3, st->items->len);
@@ -220,8 +227,10 @@ DEF_TEST(stats_json)
     static const struct {
         const char *text, *message;
     } bad[] = {
-        {"{\"x\": {\"mean\": [1, 2, 3]}}", "stats.json: x.mean has 3 values; the feature has 2 (its shape's product)"},
-        {"{\"cam\": {\"mean\": [0.1, 0.2]}}", "stats.json: cam.mean has 2 values; the feature has 3 (one per channel)"},
+        {"{\"x\": {\"mean\": [1, 2, 3]}}",
+         "stats.json: x.mean has 3 values; the feature has 2 (its shape's product)"},
+        {"{\"cam\": {\"mean\": [0.1, 0.2]}}",
+         "stats.json: cam.mean has 2 values; the feature has 3 (one per channel)"},
         {"{\"x\": {\"mean\": [1, \"a\"]}}", "stats.json: x.mean holds something other than numbers"},
         {"{\"x\": {\"count\": [1.5]}}", "stats.json: x.count must be one non-negative integer ([N])"},
         {"{\"x\": {\"count\": [1, 2]}}", "stats.json: x.count must be one non-negative integer"},
@@ -252,7 +261,8 @@ DEF_TEST(episodes_stats_aggregate_by_hand)
         "{\"episode_index\": 1, \"stats\": {\"x\": {\"min\": [1, 20], \"max\": [5, 20], \"mean\": [3, 20],"
         " \"std\": [1, 0], \"count\": [6], \"q01\": [1.2, 20], \"q99\": [4.8, 20]},"
         " \"y\": {\"min\": [7], \"max\": [7], \"mean\": [7], \"std\": [0], \"count\": [6]}}}\n";
-    rt_meta_stats *st = rt_meta_episodes_stats_parse(lines, strlen(lines), info, "episodes_stats.jsonl", &error);
+    rt_meta_stats *st =
+        rt_meta_episodes_stats_parse(lines, strlen(lines), info, "episodes_stats.jsonl", &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(3, st->items->len);
     rt_feature_stats *x = rt_meta_stats_find(st, "x");
@@ -284,11 +294,14 @@ DEF_TEST(episodes_stats_aggregate_by_hand)
     const char *dup = "{\"episode_index\": 3, \"stats\": {}}\n{\"episode_index\": 3, \"stats\": {}}\n";
     OK(rt_meta_episodes_stats_parse(dup, strlen(dup), info, "e.jsonl", &error) == NULL);
     EXPECT_ERROR(error, "e.jsonl line 2: episode 3 is listed twice");
-    const char *no_std = "{\"episode_index\": 0, \"stats\": {\"y\": {\"min\": [1], \"max\": [1], \"mean\": [1], \"count\": [1]}}}";
+    const char *no_std = "{\"episode_index\": 0, \"stats\": {\"y\": {\"min\": [1], \"max\": [1], \"mean\": "
+                         "[1], \"count\": [1]}}}";
     OK(rt_meta_episodes_stats_parse(no_std, strlen(no_std), info, "e.jsonl", &error) == NULL);
     EXPECT_ERROR(error, "e.jsonl: the stats of y in episode entry 1 have no std");
-    const char *sizes = "{\"episode_index\": 0, \"stats\": {\"y\": {\"min\": [1], \"max\": [1], \"mean\": [1], \"std\": [1], \"count\": [1]}}}\n"
-                        "{\"episode_index\": 1, \"stats\": {\"y\": {\"min\": [1, 1], \"max\": [1, 1], \"mean\": [1, 1], \"std\": [1, 1], \"count\": [1]}}}\n";
+    const char *sizes = "{\"episode_index\": 0, \"stats\": {\"y\": {\"min\": [1], \"max\": [1], \"mean\": "
+                        "[1], \"std\": [1], \"count\": [1]}}}\n"
+                        "{\"episode_index\": 1, \"stats\": {\"y\": {\"min\": [1, 1], \"max\": [1, 1], "
+                        "\"mean\": [1, 1], \"std\": [1, 1], \"count\": [1]}}}\n";
     OK(rt_meta_episodes_stats_parse(sizes, strlen(sizes), info, "e.jsonl", &error) == NULL);
     EXPECT_ERROR(error, "e.jsonl: the stats of y have 2 values in episode entry 2 but 1 in the first");
     const char *nostats = "{\"episode_index\": 0}";
@@ -328,19 +341,26 @@ DEF_TEST(episodes_and_tasks_jsonl)
         {"{\"episode_index\": 0, \"length\": 3}\n{\"episode_index\": 0, \"length\": 1}",
          "episodes.jsonl: episode 0 is listed twice"},
         {"{\"episode_index\": 0}", "episodes.jsonl: line 1 has no \"length\""},
-        {"{\"episode_index\": -1, \"length\": 3}", "episodes.jsonl line 1: episode_index -1 or length 3 is out of range"},
-        {"{\"episode_index\": 0, \"length\": 3, \"tasks\": \"a\"}", "episodes.jsonl line 1: \"tasks\" must be a list of strings"},
-        {"{\"episode_index\": 0, \"length\": 3, \"tasks\": [1]}", "episodes.jsonl line 1: \"tasks\" item 0 is not a string"},
-        {"{\"episode_index\": \"0\", \"length\": 3}", "episodes.jsonl: line 1: \"episode_index\" is a string, expected an integer"},
-        {"{\"episode_index\": 0.5, \"length\": 3}", "\"episode_index\" is a fractional number, expected an integer"},
+        {"{\"episode_index\": -1, \"length\": 3}",
+         "episodes.jsonl line 1: episode_index -1 or length 3 is out of range"},
+        {"{\"episode_index\": 0, \"length\": 3, \"tasks\": \"a\"}",
+         "episodes.jsonl line 1: \"tasks\" must be a list of strings"},
+        {"{\"episode_index\": 0, \"length\": 3, \"tasks\": [1]}",
+         "episodes.jsonl line 1: \"tasks\" item 0 is not a string"},
+        {"{\"episode_index\": \"0\", \"length\": 3}",
+         "episodes.jsonl: line 1: \"episode_index\" is a string, expected an integer"},
+        {"{\"episode_index\": 0.5, \"length\": 3}",
+         "\"episode_index\" is a fractional number, expected an integer"},
         {"not json", "episodes.jsonl line 1: not valid JSON"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
-        OK(rt_meta_episodes_jsonl_parse(bad[i].text, strlen(bad[i].text), 0, "episodes.jsonl", &error) == NULL);
+        OK(rt_meta_episodes_jsonl_parse(bad[i].text, strlen(bad[i].text), 0, "episodes.jsonl", &error) ==
+           NULL);
         EXPECT_ERROR(error, bad[i].message);
     }
 
-    const char *tasks = "{\"task_index\": 1, \"task\": \"second\"}\n{\"task_index\": 0, \"task\": \"first\"}\n";
+    const char *tasks =
+        "{\"task_index\": 1, \"task\": \"second\"}\n{\"task_index\": 0, \"task\": \"first\"}\n";
     rt_meta_tasks *t = rt_meta_tasks_jsonl_parse(tasks, strlen(tasks), "tasks.jsonl", &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(2, t->task->len);
@@ -363,14 +383,15 @@ DEF_TEST(path_templates)
     GError *error = NULL;
     static const char *const v3[] = {"chunk_index", "file_index"};
     static const int64_t ints[] = {1, 23};
-    char *p = rt_dataset_expand_template("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4", v3,
-                                         ints, 2, "observation.images.top", &error);
+    char *p =
+        rt_dataset_expand_template("videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4", v3,
+                                   ints, 2, "observation.images.top", &error);
     EXPECT_EQ_STR("videos/observation.images.top/chunk-001/file-023.mp4", p);
     g_free(p);
     static const char *const v2[] = {"episode_chunk", "episode_index"};
     static const int64_t ints2[] = {0, 29};
-    p = rt_dataset_expand_template("data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet", v2, ints2,
-                                   2, NULL, &error);
+    p = rt_dataset_expand_template("data/chunk-{episode_chunk:03d}/episode_{episode_index:06d}.parquet", v2,
+                                   ints2, 2, NULL, &error);
     EXPECT_EQ_STR("data/chunk-000/episode_000029.parquet", p);
     g_free(p);
     p = rt_dataset_expand_template("{{x}}/{episode_index}/{episode_index:d}/{episode_index:4d}", v2, ints2, 2,
@@ -378,7 +399,8 @@ DEF_TEST(path_templates)
     EXPECT_EQ_STR("{x}/29/29/  29", p);
     g_free(p);
     OK(rt_dataset_expand_template("data/{episode_number}.parquet", v2, ints2, 2, NULL, &error) == NULL);
-    EXPECT_ERROR(error, "path template \"data/{episode_number}.parquet\" uses {episode_number}, which is not a field");
+    EXPECT_ERROR(
+        error, "path template \"data/{episode_number}.parquet\" uses {episode_number}, which is not a field");
     OK(rt_dataset_expand_template("data/{episode_index:x}.parquet", v2, ints2, 2, NULL, &error) == NULL);
     EXPECT_ERROR(error, "is malformed: only {name}, {name:d} and {name:0Nd} fields are supported");
     OK(rt_dataset_expand_template("data/{episode_index", v2, ints2, 2, NULL, &error) == NULL);
@@ -386,8 +408,9 @@ DEF_TEST(path_templates)
     OK(rt_dataset_expand_template("data/}x", v2, ints2, 2, NULL, &error) == NULL);
     EXPECT_ERROR(error, "is malformed");
     OK(rt_dataset_file_path("/r", "../{episode_index}.parquet", v2, ints2, 2, NULL, &error) == NULL);
-    EXPECT_ERROR(error, "/r/meta/info.json: the path template \"../{episode_index}.parquet\" gives \"../29.parquet\", "
-                        "which is outside the dataset");
+    EXPECT_ERROR(
+        error, "/r/meta/info.json: the path template \"../{episode_index}.parquet\" gives \"../29.parquet\", "
+               "which is outside the dataset");
     OK(rt_dataset_file_path("/r", "/etc/{episode_index}", v2, ints2, 2, NULL, &error) == NULL);
     EXPECT_ERROR(error, "which is outside the dataset");
     p = rt_dataset_file_path("/r", "a..b/{episode_index}", v2, ints2, 2, NULL, &error);

@@ -46,11 +46,17 @@ DEF_TEST(tiny_metadata)
     EXPECT_EQ_INT(40, rt_dataset_total_frames(ds));
     EXPECT_EQ_INT(40, rt_dataset_num_frames(ds));
     /* features in the file's order, with LeRobot's policy types */
-    static const char *const names[] = {"observation.state", "action", "observation.images.cam", "timestamp",
-                                        "frame_index", "episode_index", "index", "task_index"};
-    static const rt_feature_type types[] = {RT_FEATURE_TYPE_STATE, RT_FEATURE_TYPE_ACTION, RT_FEATURE_TYPE_VISUAL,
-                                            RT_FEATURE_TYPE_NONE,  RT_FEATURE_TYPE_NONE,   RT_FEATURE_TYPE_NONE,
-                                            RT_FEATURE_TYPE_NONE,  RT_FEATURE_TYPE_NONE};
+    static const char *const names[] = {"observation.state",
+                                        "action",
+                                        "observation.images.cam",
+                                        "timestamp",
+                                        "frame_index",
+                                        "episode_index",
+                                        "index",
+                                        "task_index"};
+    static const rt_feature_type types[] = {
+        RT_FEATURE_TYPE_STATE, RT_FEATURE_TYPE_ACTION, RT_FEATURE_TYPE_VISUAL, RT_FEATURE_TYPE_NONE,
+        RT_FEATURE_TYPE_NONE,  RT_FEATURE_TYPE_NONE,   RT_FEATURE_TYPE_NONE,   RT_FEATURE_TYPE_NONE};
     EXPECT_EQ_INT(8, rt_dataset_num_features(ds));
     for (int i = 0; i < 8; i++) {
         EXPECT_EQ_STR(names[i], rt_dataset_feature(ds, i)->name);
@@ -130,12 +136,13 @@ DEF_TEST(tiny_every_row)
         const float *s = f32_at(ds, "observation.state", i), *a = f32_at(ds, "action", i);
         float ts = *f32_at(ds, "timestamp", i);
         float x = (float)(100 * e) + 0.25f * (float)f, y = -((float)(100 * e) + 0.5f * (float)f);
-        if (s[0] != x || s[1] != y || a[0] != x + 0.125f || a[1] != y - 0.125f || ts != (float)((double)f / 10) ||
-            i64_at(ds, "frame_index", i) != f || i64_at(ds, "episode_index", i) != e ||
-            i64_at(ds, "index", i) != i || i64_at(ds, "task_index", i) != 0) {
+        if (s[0] != x || s[1] != y || a[0] != x + 0.125f || a[1] != y - 0.125f ||
+            ts != (float)((double)f / 10) || i64_at(ds, "frame_index", i) != f ||
+            i64_at(ds, "episode_index", i) != e || i64_at(ds, "index", i) != i ||
+            i64_at(ds, "task_index", i) != 0) {
             if (bad++ < 3)
-                printf("# item %" PRId64 ": state (%.9g, %.9g) action (%.9g, %.9g) ts %.9g\n", i, s[0], s[1], a[0],
-                       a[1], ts);
+                printf("# item %" PRId64 ": state (%.9g, %.9g) action (%.9g, %.9g) ts %.9g\n", i, s[0], s[1],
+                       a[0], a[1], ts);
         }
         int64_t k, frame;
         rt_dataset_locate(ds, i, &k, &frame);
@@ -187,7 +194,8 @@ DEF_TEST(tiny_action_chunks_and_padding)
     EXPECT_EQ_INT(100, rt_batch_layout_field(layout, fp)->shape[0]);
     EXPECT_EQ_INT(0, rt_batch_layout_field(layout, fi)->ndim); /* shape-[1] columns are 0-d */
     EXPECT_EQ_INT(1, rt_batch_layout_field(layout, fs)->ndim);
-    const rt_batch_field *cf = rt_batch_layout_field(layout, rt_batch_layout_find(layout, "observation.images.cam"));
+    const rt_batch_field *cf =
+        rt_batch_layout_field(layout, rt_batch_layout_find(layout, "observation.images.cam"));
     EXPECT_EQ_INT(3, cf->ndim);
     EXPECT_EQ_INT(3 * 96 * 96, cf->numel);
     OK(rt_batch_layout_bytes(layout) % 4096 == 0);
@@ -247,7 +255,8 @@ DEF_TEST(tiny_delta_timestamps)
     OK(rt_dataset_set_delta_timestamps(ds, "observation.state", secs, 3, &error));
     static const double bad_secs[] = {0.05};
     OK(!rt_dataset_set_delta_timestamps(ds, "observation.state", bad_secs, 1, &error));
-    EXPECT_ERROR(error, "delta timestamp 0.05 s for \"observation.state\" is not a multiple of 1/fps = 0.1 s");
+    EXPECT_ERROR(error,
+                 "delta timestamp 0.05 s for \"observation.state\" is not a multiple of 1/fps = 0.1 s");
     OK(!rt_dataset_set_delta_indices(ds, "no.such", NULL, 0, &error));
     EXPECT_ERROR(error, "delta indices were requested for \"no.such\", which is no feature of the dataset");
     rt_batch_layout *layout = NULL;
@@ -398,7 +407,8 @@ DEF_TEST(dataset_flags)
     g_free(episodes);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(20, rt_dataset_num_frames(ds));
-    EXPECT_NEAR(0.48529411764705876, rt_dataset_stats(ds, "observation.images.cam")->values[RT_STAT_MEAN][0], 0);
+    EXPECT_NEAR(0.48529411764705876, rt_dataset_stats(ds, "observation.images.cam")->values[RT_STAT_MEAN][0],
+                0);
     rt_dataset_free(ds);
     /* the defaults: every episode, ImageNet stats */
     rt_config_free(cfg);
@@ -455,7 +465,8 @@ DEF_TEST(image_dataset)
     rt_batch_layout *layout = rt_batch_layout_new(ds, 1);
     rt_dataset_reader *reader = rt_dataset_reader_new(ds, 1);
     rt_batch *b = rt_batch_new(layout, NULL);
-    int fi = rt_batch_layout_find(layout, "observation.image"), fe = rt_batch_layout_find(layout, "observation.environment_state");
+    int fi = rt_batch_layout_find(layout, "observation.image"),
+        fe = rt_batch_layout_find(layout, "observation.environment_state");
     int fd = rt_batch_layout_find(layout, "next.done");
     int bad = 0;
     for (int64_t i = 0; i < 8; i++) {
@@ -557,7 +568,8 @@ DEF_TEST(real_v21_episode)
     static const char *const vectors[] = {"observation.state", "action"};
     for (int v = 0; v < 2; v++) {
         JsonObject *fs = json_object_get_object_member(st, vectors[v]);
-        JsonArray *mins = json_object_get_array_member(fs, "min"), *maxs = json_object_get_array_member(fs, "max"),
+        JsonArray *mins = json_object_get_array_member(fs, "min"),
+                  *maxs = json_object_get_array_member(fs, "max"),
                   *means = json_object_get_array_member(fs, "mean");
         EXPECT_EQ_INT(26, json_array_get_length(mins));
         int mismatches = 0;
@@ -569,15 +581,16 @@ DEF_TEST(real_v21_episode)
                 hi = MAX(hi, x);
                 sum += x;
             }
-            if (lo != json_array_get_double_element(mins, j) || hi != json_array_get_double_element(maxs, j) ||
+            if (lo != json_array_get_double_element(mins, j) ||
+                hi != json_array_get_double_element(maxs, j) ||
                 fabs(sum / 221 - json_array_get_double_element(means, j)) > 1e-5)
                 mismatches++;
         }
         EXPECT_EQ_INT(0, mismatches);
     }
     /* camera: the channel means of every 20th frame against LeRobot's (sampled, downscaled) */
-    JsonArray *cmean =
-        json_object_get_array_member(json_object_get_object_member(st, "observation.images.cam_high"), "mean");
+    JsonArray *cmean = json_object_get_array_member(
+        json_object_get_object_member(st, "observation.images.cam_high"), "mean");
     rt_batch_layout *layout = NULL;
     rt_dataset_reader *reader = NULL;
     double sums[3] = {0, 0, 0};
@@ -585,7 +598,8 @@ DEF_TEST(real_v21_episode)
     for (int64_t f = 0; f < 221; f += 20, n++) {
         rt_batch *b = item_batch(ds, &layout, &reader, f, &error);
         EXPECT_NO_ERROR(error);
-        const float *chw = rt_batch_field_data(b, rt_batch_layout_find(layout, "observation.images.cam_high"));
+        const float *chw =
+            rt_batch_field_data(b, rt_batch_layout_find(layout, "observation.images.cam_high"));
         for (int c = 0; c < 3; c++)
             sums[c] += region_mean(chw, 480, 640, c, 0, 480, 0, 640) / 255;
         rt_batch_free(b);

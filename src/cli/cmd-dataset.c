@@ -15,21 +15,38 @@
 #include "data/dataset.h"
 
 static const rt_option info_options[] = {
-    {.key = "json", .type = RT_OPT_BOOL, .default_value = "false",
+    {.key = "json",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
      .help = "Print the summary as one JSON object instead of text."},
-    {.key = "stats", .type = RT_OPT_BOOL, .default_value = "false",
+    {.key = "stats",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
      .help = "Add each feature's statistics (min, max, mean, std, count) from the dataset's stats."},
 };
 
 static const rt_option show_options[] = {
-    {.key = "episode", .type = RT_OPT_INT, .default_value = NULL, .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
-     .min = 0, .max = 9.0e15, .null_text = "all",
+    {.key = "episode",
+     .type = RT_OPT_INT,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
+     .min = 0,
+     .max = 9.0e15,
+     .null_text = "all",
      .help = "Show frames of this episode (its episode_index); --frames then counts within it."},
-    {.key = "frames", .type = RT_OPT_STRING, .default_value = NULL, .flags = RT_OPT_NULLABLE, .null_text = "all",
+    {.key = "frames",
+     .type = RT_OPT_STRING,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .null_text = "all",
      .help = "Frames A:B (A included, B not; either may be left out), counted in the episode, or in the "
              "dataset without --episode."},
-    {.key = "columns", .type = RT_OPT_LIST, .item_type = RT_OPT_STRING, .default_value = NULL,
-     .flags = RT_OPT_NULLABLE, .null_text = "all",
+    {.key = "columns",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_STRING,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .null_text = "all",
      .help = "The columns to print, comma-separated; all non-video columns by default."},
 };
 
@@ -179,9 +196,11 @@ static int info_json(const rt_dataset *ds, gboolean with_stats)
         }
         if (f->kind == RT_FEATURE_VIDEO) {
             json_builder_set_member_name(b, "codec");
-            f->video_codec ? json_builder_add_string_value(b, f->video_codec) : json_builder_add_null_value(b);
+            f->video_codec ? json_builder_add_string_value(b, f->video_codec)
+                           : json_builder_add_null_value(b);
             json_builder_set_member_name(b, "pix_fmt");
-            f->video_pix_fmt ? json_builder_add_string_value(b, f->video_pix_fmt) : json_builder_add_null_value(b);
+            f->video_pix_fmt ? json_builder_add_string_value(b, f->video_pix_fmt)
+                             : json_builder_add_null_value(b);
             json_builder_set_member_name(b, "is_depth_map");
             json_builder_add_boolean_value(b, f->is_depth_map);
         }
@@ -268,15 +287,16 @@ static int info_text(const rt_dataset *ds, gboolean with_stats)
     printf("version   %s\n", rt_dataset_version(ds));
     printf("robot     %s\n", rt_dataset_robot_type(ds) ? rt_dataset_robot_type(ds) : "(not given)");
     printf("fps       %g\n", rt_dataset_fps(ds));
-    printf("episodes  %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT " to %" G_GINT64_FORMAT " frames each)\n", n_eps,
-           shortest, longest);
+    printf("episodes  %" G_GINT64_FORMAT " (%" G_GINT64_FORMAT " to %" G_GINT64_FORMAT " frames each)\n",
+           n_eps, shortest, longest);
     printf("frames    %" G_GINT64_FORMAT " (%.1f s)", frames, (double)frames / rt_dataset_fps(ds));
     if (frames != rt_dataset_total_frames(ds))
         printf("; info.json says %" G_GINT64_FORMAT, rt_dataset_total_frames(ds));
     printf("\n");
     int n_cams = 0;
     for (int i = 0; i < rt_dataset_num_features(ds); i++)
-        n_cams += rt_dataset_feature(ds, i)->kind == RT_FEATURE_VIDEO || rt_dataset_feature(ds, i)->kind == RT_FEATURE_IMAGE;
+        n_cams += rt_dataset_feature(ds, i)->kind == RT_FEATURE_VIDEO ||
+                  rt_dataset_feature(ds, i)->kind == RT_FEATURE_IMAGE;
     printf("cameras   %d\n", n_cams);
     for (int i = 0; i < rt_dataset_num_features(ds); i++) {
         const rt_feature *f = rt_dataset_feature(ds, i);
@@ -358,7 +378,8 @@ static gboolean parse_range(const char *text, int64_t *a, int64_t *b, GError **e
     return TRUE;
 bad:
     g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                "--frames=%s: expected A:B with 0 <= A <= B (B excluded; either may be left out), e.g. 0:10", text);
+                "--frames=%s: expected A:B with 0 <= A <= B (B excluded; either may be left out), e.g. 0:10",
+                text);
     return FALSE;
 }
 
@@ -424,11 +445,15 @@ static int run_show(const char *root, const rt_config *flags)
             int i = rt_dataset_feature_index(ds, wanted[k]);
             if (i < 0 || rt_dataset_feature(ds, i)->kind != RT_FEATURE_NUMERIC) {
                 if (i >= 0)
-                    fprintf(stderr, "robotrain dataset: --columns: %s is a %s feature; show prints numeric columns "
-                                    "only.\n", wanted[k], kind_name(rt_dataset_feature(ds, i)));
+                    fprintf(stderr,
+                            "robotrain dataset: --columns: %s is a %s feature; show prints numeric columns "
+                            "only.\n",
+                            wanted[k], kind_name(rt_dataset_feature(ds, i)));
                 else {
-                    const char *near = rt_suggest_nearest(wanted[k], names, (size_t)rt_dataset_num_features(ds));
-                    fprintf(stderr, "robotrain dataset: --columns: the dataset has no column '%s'.", wanted[k]);
+                    const char *near =
+                        rt_suggest_nearest(wanted[k], names, (size_t)rt_dataset_num_features(ds));
+                    fprintf(stderr, "robotrain dataset: --columns: the dataset has no column '%s'.",
+                            wanted[k]);
                     if (near)
                         fprintf(stderr, " Did you mean '%s'?", near);
                     fprintf(stderr, "\nSee 'robotrain dataset info %s' for its features.\n", root);
@@ -450,11 +475,15 @@ static int run_show(const char *root, const rt_config *flags)
         b = n;
     if (a > n) {
         if (one_episode)
-            fprintf(stderr, "robotrain dataset: --frames=%s starts after the end of episode %" G_GINT64_FORMAT
-                            " (%" G_GINT64_FORMAT " frames).\n", frames, episode, n);
+            fprintf(stderr,
+                    "robotrain dataset: --frames=%s starts after the end of episode %" G_GINT64_FORMAT
+                    " (%" G_GINT64_FORMAT " frames).\n",
+                    frames, episode, n);
         else
-            fprintf(stderr, "robotrain dataset: --frames=%s starts after the end of the dataset (%" G_GINT64_FORMAT
-                            " frames).\n", frames, n);
+            fprintf(stderr,
+                    "robotrain dataset: --frames=%s starts after the end of the dataset (%" G_GINT64_FORMAT
+                    " frames).\n",
+                    frames, n);
         g_array_free(cols, TRUE);
         return RT_EXIT_USAGE;
     }
@@ -529,9 +558,12 @@ int rt_cmd_dataset(int argc, char **argv)
     if (rt_config_handle_help(flags, usage_line, stdout))
         return RT_EXIT_OK;
     if (!rest || !rest[0] || rest[1]) {
-        fprintf(stderr, "robotrain dataset %s: give one dataset folder (ROOT, the folder holding meta/info.json)%s%s.\n"
-                        "usage: %s\n",
-                sub->name, rest && rest[0] ? "; got also " : "", rest && rest[0] && rest[1] ? rest[1] : "", usage);
+        fprintf(
+            stderr,
+            "robotrain dataset %s: give one dataset folder (ROOT, the folder holding meta/info.json)%s%s.\n"
+            "usage: %s\n",
+            sub->name, rest && rest[0] ? "; got also " : "", rest && rest[0] && rest[1] ? rest[1] : "",
+            usage);
         return RT_EXIT_USAGE;
     }
     return sub->run(rest[0], flags);

@@ -228,10 +228,10 @@ static rt_video_decoder *get_decoder(rt_dataset_reader *r, const char *path, con
     if (!dec)
         return NULL;
     if (rt_video_decoder_width(dec) != cam->width || rt_video_decoder_height(dec) != cam->height) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s: frames are %dx%d but meta/info.json gives camera %s a shape of %dx%d (width x height)",
-                    path, rt_video_decoder_width(dec), rt_video_decoder_height(dec), cam->name, cam->width,
-                    cam->height);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_FORMAT,
+            "%s: frames are %dx%d but meta/info.json gives camera %s a shape of %dx%d (width x height)", path,
+            rt_video_decoder_width(dec), rt_video_decoder_height(dec), cam->name, cam->width, cam->height);
         rt_video_decoder_free(dec);
         return NULL;
     }
@@ -275,8 +275,8 @@ static gboolean decode_image(rt_dataset_reader *r, const char *path, int64_t row
     g_autofree char *leaf = g_strdup_printf("%s.bytes", cam->name);
     int c = rt_parquet_file_find_column(f, leaf);
     if (c < 0 || rt_parquet_file_column(f, c)->physical != RT_PARQUET_BYTE_ARRAY) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: no binary column \"%s\" for image feature %s", path, leaf,
-                    cam->name);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: no binary column \"%s\" for image feature %s",
+                    path, leaf, cam->name);
         return FALSE;
     }
     rt_parquet_batch *b = rt_parquet_file_read(f, &c, 1, row, 1, error);
@@ -344,7 +344,8 @@ gboolean rt_dataset_reader_fill(rt_dataset_reader *r, int64_t item, rt_batch *ba
                 r->timestamps[t] = from + ts;
             }
             rt_video_decoder *dec = get_decoder(r, path, f, error);
-            if (!dec || !rt_video_decode_batch(dec, r->timestamps, n, ds->tolerance, (float *)(void *)dst, error)) {
+            if (!dec ||
+                !rt_video_decode_batch(dec, r->timestamps, n, ds->tolerance, (float *)(void *)dst, error)) {
                 g_prefix_error(error, "episode %" G_GINT64_FORMAT " frame %" G_GINT64_FORMAT ", camera %s: ",
                                ep->episode_index, frame, f->name);
                 return FALSE;
@@ -354,7 +355,8 @@ gboolean rt_dataset_reader_fill(rt_dataset_reader *r, int64_t item, rt_batch *ba
             for (size_t t = 0; t < n; t++)
                 if (!decode_image(r, ds->sel_data_path[k], ds->sel_data_row[k] + r->rows[t], f,
                                   (float *)(void *)dst + t * frame_floats, error)) {
-                    g_prefix_error(error, "episode %" G_GINT64_FORMAT " frame %" G_GINT64_FORMAT ", camera %s: ",
+                    g_prefix_error(error,
+                                   "episode %" G_GINT64_FORMAT " frame %" G_GINT64_FORMAT ", camera %s: ",
                                    ep->episode_index, frame, f->name);
                     return FALSE;
                 }

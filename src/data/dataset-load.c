@@ -16,8 +16,8 @@ static int feature_column(rt_parquet_file *f, const rt_feature *feat, GError **e
     const char *path = rt_parquet_file_path(f);
     int c = rt_parquet_file_find_column(f, feat->name);
     if (c < 0) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: no column for feature \"%s\" of meta/info.json", path,
-                    feat->name);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: no column for feature \"%s\" of meta/info.json",
+                    path, feat->name);
         return -1;
     }
     const rt_parquet_column *col = rt_parquet_file_column(f, c);
@@ -39,20 +39,20 @@ static int feature_column(rt_parquet_file *f, const rt_feature *feat, GError **e
     }
     if (!type_ok) {
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s: column \"%s\" does not hold %s values as meta/info.json says (dtype %s)", path, col->path,
-                    rt_dtype_name(feat->storage), feat->dtype);
+                    "%s: column \"%s\" does not hold %s values as meta/info.json says (dtype %s)", path,
+                    col->path, rt_dtype_name(feat->storage), feat->dtype);
         return -1;
     }
     if (feat->ndim > 1) {
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "%s: feature \"%s\" has a %d-dimensional shape; only scalars and vectors are supported", path,
-                    feat->name, feat->ndim);
+                    "%s: feature \"%s\" has a %d-dimensional shape; only scalars and vectors are supported",
+                    path, feat->name, feat->ndim);
         return -1;
     }
     if (col->shape == RT_PARQUET_NESTED || (col->shape == RT_PARQUET_SCALAR && feat->numel != 1)) {
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s: column \"%s\" is not a list of %" G_GINT64_FORMAT " values as meta/info.json says", path,
-                    col->path, feat->numel);
+                    "%s: column \"%s\" is not a list of %" G_GINT64_FORMAT " values as meta/info.json says",
+                    path, col->path, feat->numel);
         return -1;
     }
     return c;
@@ -64,14 +64,15 @@ static gboolean copy_values(rt_parquet_file *f, const rt_parquet_array *a, const
 {
     const rt_parquet_column *col = rt_parquet_file_column(f, a->column);
     if (a->null_count || a->null_list_count) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: column \"%s\" has null values", rt_parquet_file_path(f),
-                    col->path);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: column \"%s\" has null values",
+                    rt_parquet_file_path(f), col->path);
         return FALSE;
     }
     if (col->shape == RT_PARQUET_LIST && a->list_size != feat->numel) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s: column \"%s\" has lists of %s length, not %" G_GINT64_FORMAT " as meta/info.json says",
-                    rt_parquet_file_path(f), col->path, a->list_size > 0 ? "another" : "varying", feat->numel);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_FORMAT,
+            "%s: column \"%s\" has lists of %s length, not %" G_GINT64_FORMAT " as meta/info.json says",
+            rt_parquet_file_path(f), col->path, a->list_size > 0 ? "another" : "varying", feat->numel);
         return FALSE;
     }
     size_t n = (size_t)a->num_rows * (size_t)feat->numel;
@@ -96,7 +97,8 @@ static gboolean read_rows(rt_dataset *ds, rt_parquet_file *f, const int *cols, c
     gboolean ok = TRUE;
     for (int k = 0; ok && k < n_cols; k++) {
         const rt_feature *feat = rt_dataset_feature(ds, feats[k]);
-        char *dst = (char *)ds->columns[feats[k]] + (size_t)item * (size_t)feat->numel * rt_dtype_size(feat->storage);
+        char *dst =
+            (char *)ds->columns[feats[k]] + (size_t)item * (size_t)feat->numel * rt_dtype_size(feat->storage);
         ok = copy_values(f, &b->arrays[k], feat, dst, error);
     }
     rt_parquet_batch_free(b);
@@ -128,15 +130,15 @@ static gboolean check_episode(rt_dataset *ds, int64_t k, GError **error)
             what = "index", got = ix[i], want = e->from_index + f;
         if (what) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: frame %" G_GINT64_FORMAT " of episode %" G_GINT64_FORMAT " has %s %" G_GINT64_FORMAT
-                        ", expected %" G_GINT64_FORMAT " from the episodes table",
+                        "%s: frame %" G_GINT64_FORMAT " of episode %" G_GINT64_FORMAT
+                        " has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT " from the episodes table",
                         file, f, e->episode_index, what, got, want);
             return FALSE;
         }
         if (!g_hash_table_contains(ds->task_by_index, &ti[i])) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: frame %" G_GINT64_FORMAT " of episode %" G_GINT64_FORMAT " has task_index %" G_GINT64_FORMAT
-                        ", which is not in the tasks table",
+                        "%s: frame %" G_GINT64_FORMAT " of episode %" G_GINT64_FORMAT
+                        " has task_index %" G_GINT64_FORMAT ", which is not in the tasks table",
                         file, f, e->episode_index, ti[i]);
             return FALSE;
         }
@@ -151,7 +153,8 @@ static gboolean check_episode(rt_dataset *ds, int64_t k, GError **error)
         double b = tsf->storage == RT_DTYPE_F32 ? ((const float *)ts)[i] : ((const double *)ts)[i];
         if (!(fabs(b - a - period) <= ds->tolerance)) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: timestamps of episode %" G_GINT64_FORMAT " jump from %.9g s (frame %" G_GINT64_FORMAT
+                        "%s: timestamps of episode %" G_GINT64_FORMAT
+                        " jump from %.9g s (frame %" G_GINT64_FORMAT
                         ") to %.9g s, not 1/fps = %.9g s apart within the tolerance %g s",
                         file, e->episode_index, a, f - 1, b, period, ds->tolerance);
             return FALSE;
@@ -176,12 +179,14 @@ static char *data_file_of(rt_dataset *ds, int64_t k, GError **error)
 }
 
 /* Reads the rows of selected episodes [k0, k1), which share one data file. */
-static gboolean load_file(rt_dataset *ds, int64_t k0, int64_t k1, const int *feats, int n_feats, GError **error)
+static gboolean load_file(rt_dataset *ds, int64_t k0, int64_t k1, const int *feats, int n_feats,
+                          GError **error)
 {
     const char *path = ds->sel_data_path[k0];
     if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
         g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                    "%s: no such file (data of episode %" G_GINT64_FORMAT "); download the dataset's data files, "
+                    "%s: no such file (data of episode %" G_GINT64_FORMAT
+                    "); download the dataset's data files, "
                     "or select the episodes you have with --dataset.episodes",
                     path, ds->episodes[ds->selected[k0]].episode_index);
         return FALSE;
@@ -200,8 +205,8 @@ static gboolean load_file(rt_dataset *ds, int64_t k0, int64_t k1, const int *fea
     if (ok) {
         index = g_try_new(int64_t, rows ? rows : 1);
         if (!index) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %" G_GINT64_FORMAT " rows do not fit in memory", path,
-                        rows);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                        "%s: %" G_GINT64_FORMAT " rows do not fit in memory", path, rows);
             ok = FALSE;
         }
     }
@@ -218,8 +223,8 @@ static gboolean load_file(rt_dataset *ds, int64_t k0, int64_t k1, const int *fea
         }
         if (e->length > 0 && (r < 0 || r + e->length > rows)) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: the rows of episode %" G_GINT64_FORMAT " (index %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT
-                        ") are not in the file",
+                        "%s: the rows of episode %" G_GINT64_FORMAT " (index %" G_GINT64_FORMAT
+                        " to %" G_GINT64_FORMAT ") are not in the file",
                         path, e->episode_index, e->from_index, e->to_index - 1);
             ok = FALSE;
             break;
@@ -250,8 +255,8 @@ gboolean rt_dataset_load_frames(rt_dataset *ds, GError **error)
     for (int64_t k = 0; k < ds->n_selected; k++) {
         ds->sel_start[k + 1] = ds->sel_start[k] + ds->episodes[ds->selected[k]].length;
         if (ds->sel_start[k + 1] > (INT64_C(1) << 36)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s/meta: the selected episodes hold more than 2^36 frames",
-                        ds->root);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                        "%s/meta: the selected episodes hold more than 2^36 frames", ds->root);
             return FALSE;
         }
     }
@@ -266,8 +271,10 @@ gboolean rt_dataset_load_frames(rt_dataset *ds, GError **error)
         size_t bytes = (size_t)frames * (size_t)f->numel * rt_dtype_size(f->storage);
         ds->columns[i] = g_try_malloc0(bytes ? bytes : 1);
         if (!ds->columns[i]) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FAILED, "%s: %" G_GINT64_FORMAT " frames of \"%s\" (%zu bytes) do "
-                        "not fit in memory; select fewer episodes", ds->root, frames, f->name, bytes);
+            g_set_error(error, RT_ERROR, RT_ERROR_FAILED,
+                        "%s: %" G_GINT64_FORMAT " frames of \"%s\" (%zu bytes) do "
+                        "not fit in memory; select fewer episodes",
+                        ds->root, frames, f->name, bytes);
             g_free(feats);
             return FALSE;
         }

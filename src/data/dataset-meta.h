@@ -67,9 +67,9 @@ typedef struct {
     char *robot_type; /* or NULL */
     double fps;
     int64_t total_episodes, total_frames, total_tasks, chunks_size;
-    char *data_path;  /* the template */
-    char *video_path; /* or NULL */
-    GPtrArray *features; /* rt_feature *, in the file's order */
+    char *data_path;       /* the template */
+    char *video_path;      /* or NULL */
+    GPtrArray *features;   /* rt_feature *, in the file's order */
     GStringChunk *strings; /* the features' strings */
 } rt_meta_info;
 
@@ -146,8 +146,8 @@ void rt_meta_episodes_free(rt_meta_episodes *eps);
 /* meta/episodes.jsonl (v2): {"episode_index": i, "tasks": [...], "length": n} per line. The
  * episodes must be unique; they are sorted by index, and from/to are the running sums of the
  * lengths in that order. */
-rt_meta_episodes *rt_meta_episodes_jsonl_parse(const char *data, gsize length, int n_cameras, const char *name,
-                                               GError **error);
+rt_meta_episodes *rt_meta_episodes_jsonl_parse(const char *data, gsize length, int n_cameras,
+                                               const char *name, GError **error);
 
 typedef struct {
     GArray *task_index; /* int64_t, in file order, unique */
@@ -179,14 +179,14 @@ rt_meta_episodes *rt_meta_episodes_parquet_read(const char *root, const rt_meta_
  * {name} and {name:0Nd} / {name:d} with the integer `ints[i]` of names[i], or {video_key} with
  * video_key. Fails (RT_ERROR_FORMAT) naming the template for an unknown field, a format
  * other than these, or an unbalanced brace. Returns (transfer full) a string to g_free. */
-char *rt_dataset_expand_template(const char *template_, const char *const *names, const int64_t *ints, size_t n,
-                                 const char *video_key, GError **error);
+char *rt_dataset_expand_template(const char *template_, const char *const *names, const int64_t *ints,
+                                 size_t n, const char *video_key, GError **error);
 
 /* The file a template names below root. Fails (RT_ERROR_FORMAT) like the above, and when the
  * result is absolute or has a ".." component (a path outside the dataset).
  * Returns (transfer full) a string to g_free. */
-char *rt_dataset_file_path(const char *root, const char *template_, const char *const *names, const int64_t *ints,
-                           size_t n, const char *video_key, GError **error);
+char *rt_dataset_file_path(const char *root, const char *template_, const char *const *names,
+                           const int64_t *ints, size_t n, const char *video_key, GError **error);
 
 G_END_DECLS
 

@@ -7,8 +7,8 @@
 
 #include "data/dataset-meta.h"
 
-char *rt_dataset_expand_template(const char *template_, const char *const *names, const int64_t *ints, size_t n,
-                                 const char *video_key, GError **error)
+char *rt_dataset_expand_template(const char *template_, const char *const *names, const int64_t *ints,
+                                 size_t n, const char *video_key, GError **error)
 {
     GString *out = g_string_new(NULL);
     for (const char *p = template_; *p; p++) {
@@ -45,8 +45,8 @@ char *rt_dataset_expand_template(const char *template_, const char *const *names
             k++;
         if (k == n) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "path template \"%s\" uses {%s}, which is not a field LeRobot defines here", template_,
-                        field);
+                        "path template \"%s\" uses {%s}, which is not a field LeRobot defines here",
+                        template_, field);
             g_string_free(out, TRUE);
             return NULL;
         }
@@ -72,15 +72,16 @@ char *rt_dataset_expand_template(const char *template_, const char *const *names
     }
     return g_string_free(out, FALSE);
 bad:
-    g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                "path template \"%s\" is malformed: only {name}, {name:d} and {name:0Nd} fields are supported",
-                template_);
+    g_set_error(
+        error, RT_ERROR, RT_ERROR_FORMAT,
+        "path template \"%s\" is malformed: only {name}, {name:d} and {name:0Nd} fields are supported",
+        template_);
     g_string_free(out, TRUE);
     return NULL;
 }
 
-char *rt_dataset_file_path(const char *root, const char *template_, const char *const *names, const int64_t *ints,
-                           size_t n, const char *video_key, GError **error)
+char *rt_dataset_file_path(const char *root, const char *template_, const char *const *names,
+                           const int64_t *ints, size_t n, const char *video_key, GError **error)
 {
     char *rel = rt_dataset_expand_template(template_, names, ints, n, video_key, error);
     if (!rel)
@@ -92,8 +93,8 @@ char *rt_dataset_file_path(const char *root, const char *template_, const char *
     g_strfreev(parts);
     if (escapes) {
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s/meta/info.json: the path template \"%s\" gives \"%s\", which is outside the dataset", root,
-                    template_, rel);
+                    "%s/meta/info.json: the path template \"%s\" gives \"%s\", which is outside the dataset",
+                    root, template_, rel);
         g_free(rel);
         return NULL;
     }

@@ -226,14 +226,14 @@ gboolean rt_dataset_set_delta_indices(rt_dataset *ds, const char *key, const int
         return FALSE;
     }
     if (n > RT_DATASET_MAX_DELTAS) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%zu delta indices for \"%s\" are more than %d", n, key,
-                    RT_DATASET_MAX_DELTAS);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%zu delta indices for \"%s\" are more than %d", n,
+                    key, RT_DATASET_MAX_DELTAS);
         return FALSE;
     }
     for (size_t k = 0; k < n; k++)
         if (deltas[k] < -(INT64_C(1) << 40) || deltas[k] > (INT64_C(1) << 40)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "delta index %" G_GINT64_FORMAT " for \"%s\" is out of range",
-                        deltas[k], key);
+            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                        "delta index %" G_GINT64_FORMAT " for \"%s\" is out of range", deltas[k], key);
             return FALSE;
         }
     g_free(ds->deltas[i]);
@@ -253,10 +253,11 @@ gboolean rt_dataset_set_delta_timestamps(rt_dataset *ds, const char *key, const 
         double frames = seconds[k] * fps;
         /* LeRobot's check_delta_timestamps: |d * fps - round(d * fps)| / fps <= tolerance_s */
         if (!isfinite(frames) || fabs(frames - round(frames)) / fps > ds->tolerance || fabs(frames) > 1e12) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "delta timestamp %g s for \"%s\" is not a multiple of 1/fps = %g s within the tolerance "
-                        "%g s",
-                        seconds[k], key, 1.0 / fps, ds->tolerance);
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                "delta timestamp %g s for \"%s\" is not a multiple of 1/fps = %g s within the tolerance "
+                "%g s",
+                seconds[k], key, 1.0 / fps, ds->tolerance);
             g_free(deltas);
             return FALSE;
         }
@@ -288,7 +289,8 @@ static gboolean load_tasks(rt_dataset *ds, GError **error)
 {
     g_autofree char *pq = g_build_filename(ds->root, "meta", "tasks.parquet", NULL);
     g_autofree char *jl = g_build_filename(ds->root, "meta", "tasks.jsonl", NULL);
-    if (ds->info->version_major >= 3 || (g_file_test(pq, G_FILE_TEST_EXISTS) && !g_file_test(jl, G_FILE_TEST_EXISTS))) {
+    if (ds->info->version_major >= 3 ||
+        (g_file_test(pq, G_FILE_TEST_EXISTS) && !g_file_test(jl, G_FILE_TEST_EXISTS))) {
         ds->tasks = rt_meta_tasks_parquet_read(pq, error);
     } else {
         gsize len = 0;
@@ -436,8 +438,8 @@ static gboolean select_episodes(rt_dataset *ds, const rt_dataset_options *opt, G
                             ds->episodes[ds->n_episodes - 1].episode_index);
             else
                 g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                            "episode %" G_GINT64_FORMAT " is not in the dataset %s: it has no episodes", want[k],
-                            ds->root);
+                            "episode %" G_GINT64_FORMAT " is not in the dataset %s: it has no episodes",
+                            want[k], ds->root);
             g_free(want);
             return FALSE;
         }
@@ -473,7 +475,8 @@ static gboolean locate_videos(rt_dataset *ds, GError **error)
             ds->sel_video_path[k * ds->n_cameras + c] = path;
             if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
                 g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                            "%s: no such file (camera %s of episode %" G_GINT64_FORMAT "); download the dataset's "
+                            "%s: no such file (camera %s of episode %" G_GINT64_FORMAT
+                            "); download the dataset's "
                             "videos, or select the episodes you have with --dataset.episodes",
                             path, cam->name, e->episode_index);
                 return FALSE;
@@ -491,8 +494,10 @@ rt_dataset *rt_dataset_open(const char *root, const rt_dataset_options *options,
         options = &defaults;
     }
     if (!g_file_test(root, G_FILE_TEST_IS_DIR)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "%s: no such folder; give the root of a LeRobot dataset "
-                    "(the folder holding meta/info.json)", root);
+        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
+                    "%s: no such folder; give the root of a LeRobot dataset "
+                    "(the folder holding meta/info.json)",
+                    root);
         return NULL;
     }
     rt_dataset *ds = g_new0(rt_dataset, 1);
@@ -521,7 +526,8 @@ rt_dataset *rt_dataset_open(const char *root, const rt_dataset_options *options,
     ds->n_deltas = g_new0(size_t, ds->n_features);
     ds->ts_feature = rt_meta_info_find(ds->info, "timestamp");
     ds->task_feature = rt_meta_info_find(ds->info, "task_index");
-    if (!load_tasks(ds, error) || !load_episodes(ds, error) || !load_stats(ds, options->use_imagenet_stats, error))
+    if (!load_tasks(ds, error) || !load_episodes(ds, error) ||
+        !load_stats(ds, options->use_imagenet_stats, error))
         goto fail;
     if (!select_episodes(ds, options, error))
         goto fail;

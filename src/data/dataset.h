@@ -96,10 +96,10 @@ typedef struct {
 /* One episode of the dataset (all of them are listed, selected or not). Owned by the dataset. */
 typedef struct {
     int64_t episode_index;
-    int64_t length;                   /* frames */
-    int64_t from_index, to_index;     /* global frame index range [from, to) */
-    int64_t data_chunk, data_file;    /* v3: where its rows are (v2: chunk = index / chunks_size) */
-    const char *const *tasks;         /* NULL-terminated task strings */
+    int64_t length;                /* frames */
+    int64_t from_index, to_index;  /* global frame index range [from, to) */
+    int64_t data_chunk, data_file; /* v3: where its rows are (v2: chunk = index / chunks_size) */
+    const char *const *tasks;      /* NULL-terminated task strings */
 } rt_episode;
 
 /* Statistics of one feature from stats.json (or aggregated). Each present stat holds `numel`
@@ -157,8 +157,8 @@ const struct rt_option *rt_dataset_option_rows(size_t *n);
 /* Options from those flags (keys under prefix, e.g. "dataset"), the rest at their defaults.
  * *episodes receives the episode list the options point to (free it with g_free after
  * rt_dataset_open(); NULL for all). */
-void rt_dataset_options_from_config(const struct rt_config *cfg, const char *prefix, rt_dataset_options *options,
-                                    int64_t **episodes);
+void rt_dataset_options_from_config(const struct rt_config *cfg, const char *prefix,
+                                    rt_dataset_options *options, int64_t **episodes);
 
 /* Opens the dataset in folder `root`. Fails (RT_ERROR_NOT_FOUND, RT_ERROR_FORMAT,
  * RT_ERROR_UNSUPPORTED, RT_ERROR_INVALID_ARG for a bad episode selection) with a message that
@@ -168,7 +168,7 @@ void rt_dataset_free(rt_dataset *ds);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(rt_dataset, rt_dataset_free)
 
 const char *rt_dataset_root(const rt_dataset *ds);
-const char *rt_dataset_version(const rt_dataset *ds); /* "v3.0", "v2.1" */
+const char *rt_dataset_version(const rt_dataset *ds);    /* "v3.0", "v2.1" */
 const char *rt_dataset_robot_type(const rt_dataset *ds); /* NULL when info.json has none */
 double rt_dataset_fps(const rt_dataset *ds);
 double rt_dataset_tolerance_s(const rt_dataset *ds);
@@ -233,15 +233,15 @@ gboolean rt_dataset_set_action_chunk(rt_dataset *ds, int64_t chunk_size, GError 
 
 /* One tensor of a batch: `capacity` samples of `shape`, back to back, at data + offset. */
 typedef struct {
-    const char *key;   /* "observation.state", "action", "action_is_pad", "observation.images.top" */
-    int feature;       /* the feature it comes from (rt_dataset_feature()) */
-    gboolean is_pad;   /* the <key>_is_pad field of a window */
+    const char *key; /* "observation.state", "action", "action_is_pad", "observation.images.top" */
+    int feature;     /* the feature it comes from (rt_dataset_feature()) */
+    gboolean is_pad; /* the <key>_is_pad field of a window */
     rt_dtype dtype;
-    int ndim;          /* per sample: [] for shape-[1] features, [D], [T, D], [C, H, W], [T, C, H, W] */
+    int ndim; /* per sample: [] for shape-[1] features, [D], [T, D], [C, H, W], [T, C, H, W] */
     int64_t shape[RT_FEATURE_MAX_DIMS + 1];
-    int64_t numel;     /* elements per sample */
+    int64_t numel; /* elements per sample */
     size_t sample_bytes;
-    size_t offset;     /* of sample 0 in the batch block (64-byte aligned) */
+    size_t offset; /* of sample 0 in the batch block (64-byte aligned) */
 } rt_batch_field;
 
 /* The fields every batch of a dataset has, in feature order (a window's _is_pad right after
@@ -260,12 +260,12 @@ size_t rt_batch_layout_bytes(const rt_batch_layout *layout);
 /* A batch: one block of memory with every field, plus per-sample bookkeeping. */
 typedef struct {
     const rt_batch_layout *layout;
-    int64_t capacity; /* samples the block holds */
-    int64_t size;     /* samples filled: capacity, or less for a short last batch */
-    int64_t epoch;    /* position in the sampler's sequence, for resume */
-    int64_t batch;    /* batch number within the epoch (this rank's count) */
-    void *data;       /* rt_batch_layout_bytes() bytes */
-    int64_t *items;   /* [capacity] dataset item of each sample */
+    int64_t capacity;   /* samples the block holds */
+    int64_t size;       /* samples filled: capacity, or less for a short last batch */
+    int64_t epoch;      /* position in the sampler's sequence, for resume */
+    int64_t batch;      /* batch number within the epoch (this rank's count) */
+    void *data;         /* rt_batch_layout_bytes() bytes */
+    int64_t *items;     /* [capacity] dataset item of each sample */
     const char **tasks; /* [capacity] task string of each sample (owned by the dataset) */
     gboolean owns_data;
 } rt_batch;

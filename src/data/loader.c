@@ -121,7 +121,8 @@ static gpointer worker_main(gpointer data)
     return NULL;
 }
 
-rt_loader *rt_loader_new(rt_dataset *ds, rt_sampler *sampler, const rt_loader_options *options, GError **error)
+rt_loader *rt_loader_new(rt_dataset *ds, rt_sampler *sampler, const rt_loader_options *options,
+                         GError **error)
 {
     rt_loader_options defaults;
     if (!options) {
@@ -135,11 +136,11 @@ rt_loader *rt_loader_new(rt_dataset *ds, rt_sampler *sampler, const rt_loader_op
                     so->num_items, rt_dataset_num_frames(ds));
         return NULL;
     }
-    if (options->num_workers < 0 || options->num_workers > 256 || options->depth < 0 || options->depth > 1024 ||
-        options->start_epoch < 0 || options->start_batch < 0) {
+    if (options->num_workers < 0 || options->num_workers > 256 || options->depth < 0 ||
+        options->depth > 1024 || options->start_epoch < 0 || options->start_batch < 0) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "loader options out of range: num_workers %d (0 to 256), depth %d (0 to 1024), start epoch %"
-                    G_GINT64_FORMAT " and batch %" G_GINT64_FORMAT " (>= 0)",
+                    "loader options out of range: num_workers %d (0 to 256), depth %d (0 to 1024), start "
+                    "epoch %" G_GINT64_FORMAT " and batch %" G_GINT64_FORMAT " (>= 0)",
                     options->num_workers, options->depth, options->start_epoch, options->start_batch);
         return NULL;
     }
@@ -154,9 +155,11 @@ rt_loader *rt_loader_new(rt_dataset *ds, rt_sampler *sampler, const rt_loader_op
     l->slots = g_new0(slot, l->depth);
     for (int i = 0; i < l->depth; i++) {
         /* without an allocator, rt_batch_new allocates page-aligned memory */
-        void *block = options->alloc ? options->alloc(rt_batch_layout_bytes(l->layout), options->alloc_user) : NULL;
+        void *block =
+            options->alloc ? options->alloc(rt_batch_layout_bytes(l->layout), options->alloc_user) : NULL;
         if (options->alloc && !block) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FAILED, "the allocator gave no memory for a batch of %zu bytes",
+            g_set_error(error, RT_ERROR, RT_ERROR_FAILED,
+                        "the allocator gave no memory for a batch of %zu bytes",
                         rt_batch_layout_bytes(l->layout));
             rt_loader_free(l);
             return NULL;
@@ -233,7 +236,8 @@ rt_batch *rt_loader_next(rt_loader *l, GError **error)
     slot *s = &l->slots[seq % l->depth];
     if (s->state == SLOT_HELD) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "all %d batches of the loader are held; release one before asking for the next", l->depth);
+                    "all %d batches of the loader are held; release one before asking for the next",
+                    l->depth);
         goto done;
     }
     if (l->o.num_workers == 0) {

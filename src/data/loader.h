@@ -28,10 +28,10 @@
 G_BEGIN_DECLS
 
 typedef struct {
-    int num_workers;      /* loader threads (LeRobot's --num_workers, default 4); 0: the caller's */
-    int depth;            /* batches in flight; 0: 2 x num_workers (at least 2) */
-    int decoder_threads;  /* threads of each video decoder (0 = 1) */
-    int64_t start_epoch;  /* where the sequence starts (resume) */
+    int num_workers;     /* loader threads (LeRobot's --num_workers, default 4); 0: the caller's */
+    int depth;           /* batches in flight; 0: 2 x num_workers (at least 2) */
+    int decoder_threads; /* threads of each video decoder (0 = 1) */
+    int64_t start_epoch; /* where the sequence starts (resume) */
     int64_t start_batch;
     const rt_normalizer *normalizer; /* optional, borrowed */
     /* optional allocator for the batch blocks (rt_batch_layout_bytes() bytes each); NULL: page
@@ -67,10 +67,10 @@ rt_batch *rt_loader_next(rt_loader *loader, GError **error);
 void rt_loader_release(rt_loader *loader, rt_batch *batch);
 
 typedef struct {
-    int64_t batches;      /* batches returned by rt_loader_next() */
-    double wait_s;        /* total time spent waiting in rt_loader_next() */
-    double last_wait_s;   /* of the last call */
-    double fill_s;        /* total thread time spent filling batches */
+    int64_t batches;    /* batches returned by rt_loader_next() */
+    double wait_s;      /* total time spent waiting in rt_loader_next() */
+    double last_wait_s; /* of the last call */
+    double fill_s;      /* total thread time spent filling batches */
 } rt_loader_stats;
 
 void rt_loader_get_stats(rt_loader *loader, rt_loader_stats *stats);

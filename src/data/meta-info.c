@@ -70,18 +70,21 @@ static rt_feature_type policy_type(const char *name, rt_feature_kind kind)
     return RT_FEATURE_TYPE_NONE;
 }
 
-static gboolean parse_shape(JsonObject *fo, rt_feature *f, const char *name, const char *where, GError **error)
+static gboolean parse_shape(JsonObject *fo, rt_feature *f, const char *name, const char *where,
+                            GError **error)
 {
     JsonNode *node = json_object_get_member(fo, "shape");
     if (!node || !JSON_NODE_HOLDS_ARRAY(node)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s: \"shape\" must be a list of integers", name, where);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s: \"shape\" must be a list of integers", name,
+                    where);
         return FALSE;
     }
     JsonArray *a = json_node_get_array(node);
     guint n = json_array_get_length(a);
     if (n < 1 || n > RT_FEATURE_MAX_DIMS) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s: \"shape\" has %u dimensions; 1 to %d are supported",
-                    name, where, n, RT_FEATURE_MAX_DIMS);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s: %s: \"shape\" has %u dimensions; 1 to %d are supported", name, where, n,
+                    RT_FEATURE_MAX_DIMS);
         return FALSE;
     }
     int64_t numel = 1;
@@ -90,16 +93,16 @@ static gboolean parse_shape(JsonObject *fo, rt_feature *f, const char *name, con
         if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_INT64 ||
             json_node_get_int(e) < 1 || json_node_get_int(e) > RT_META_MAX_NUMEL) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: %s: \"shape\" item %u must be an integer from 1 to %" G_GINT64_FORMAT, name, where, i,
-                        RT_META_MAX_NUMEL);
+                        "%s: %s: \"shape\" item %u must be an integer from 1 to %" G_GINT64_FORMAT, name,
+                        where, i, RT_META_MAX_NUMEL);
             return FALSE;
         }
         f->shape[i] = json_node_get_int(e);
         numel *= f->shape[i];
         if (numel > RT_META_MAX_NUMEL) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: %s: \"shape\" holds more than %" G_GINT64_FORMAT " values per frame", name, where,
-                        RT_META_MAX_NUMEL);
+                        "%s: %s: \"shape\" holds more than %" G_GINT64_FORMAT " values per frame", name,
+                        where, RT_META_MAX_NUMEL);
             return FALSE;
         }
     }
@@ -223,10 +226,11 @@ static gboolean check_default_features(const rt_meta_info *info, const char *nam
         rt_dtype want = i == 0 ? RT_DTYPE_F32 : RT_DTYPE_I64;
         if (f->kind != RT_FEATURE_NUMERIC || f->numel != 1 || (f->storage != want && i != 0) ||
             (i == 0 && f->storage != RT_DTYPE_F32 && f->storage != RT_DTYPE_F64)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: features.%s must be a scalar (shape [1]) of dtype %s; it is %s with %" G_GINT64_FORMAT
-                        " values",
-                        name, keys[i], i == 0 ? "float32" : "int64", f->dtype, f->numel);
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_FORMAT,
+                "%s: features.%s must be a scalar (shape [1]) of dtype %s; it is %s with %" G_GINT64_FORMAT
+                " values",
+                name, keys[i], i == 0 ? "float32" : "int64", f->dtype, f->numel);
             return FALSE;
         }
     }
@@ -270,15 +274,17 @@ rt_meta_info *rt_meta_info_parse(const char *data, gsize length, const char *nam
                     info->fps);
         ok = FALSE;
     }
-    ok = ok && rt_meta_get_int(root, "total_episodes", TRUE, &info->total_episodes, name, "the root", error) &&
+    ok = ok &&
+         rt_meta_get_int(root, "total_episodes", TRUE, &info->total_episodes, name, "the root", error) &&
          rt_meta_get_int(root, "total_frames", TRUE, &info->total_frames, name, "the root", error) &&
          rt_meta_get_int(root, "total_tasks", FALSE, &info->total_tasks, name, "the root", error) &&
          rt_meta_get_int(root, "chunks_size", FALSE, &info->chunks_size, name, "the root", error);
     if (ok && (info->total_episodes < 0 || info->total_frames < 0 || info->chunks_size < 1)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s: total_episodes, total_frames must be >= 0 and chunks_size >= 1 (got %" G_GINT64_FORMAT
-                    ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
-                    name, info->total_episodes, info->total_frames, info->chunks_size);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_FORMAT,
+            "%s: total_episodes, total_frames must be >= 0 and chunks_size >= 1 (got %" G_GINT64_FORMAT
+            ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
+            name, info->total_episodes, info->total_frames, info->chunks_size);
         ok = FALSE;
     }
     s = NULL;

@@ -162,8 +162,8 @@ gboolean rt_meta_foreach_line(const char *data, gsize length, const char *name, 
 
 /* ---------------------------------------------------------------- members */
 
-static JsonNode *member(JsonObject *o, const char *key, gboolean required, const char *name, const char *where,
-                        GError **error, gboolean *missing)
+static JsonNode *member(JsonObject *o, const char *key, gboolean required, const char *name,
+                        const char *where, GError **error, gboolean *missing)
 {
     JsonNode *node = json_object_get_member(o, key);
     *missing = node == NULL;
@@ -213,8 +213,8 @@ gboolean rt_meta_get_int(JsonObject *o, const char *key, gboolean required, int6
             return TRUE;
         }
     }
-    g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s: \"%s\" is %s, expected an integer", name, where, key,
-                json_kind(node));
+    g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s: \"%s\" is %s, expected an integer", name, where,
+                key, json_kind(node));
     return FALSE;
 }
 

@@ -48,8 +48,8 @@ static char **string_list(JsonObject *o, const char *key, const char *name, guin
         return g_new0(char *, 1);
     }
     if (!JSON_NODE_HOLDS_ARRAY(n)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s line %u: \"%s\" must be a list of strings", name, line,
-                    key);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s line %u: \"%s\" must be a list of strings", name,
+                    line, key);
         return NULL;
     }
     JsonArray *a = json_node_get_array(n);
@@ -58,8 +58,8 @@ static char **string_list(JsonObject *o, const char *key, const char *name, guin
     for (guint i = 0; i < len; i++) {
         JsonNode *e = json_array_get_element(a, i);
         if (!JSON_NODE_HOLDS_VALUE(e) || json_node_get_value_type(e) != G_TYPE_STRING) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s line %u: \"%s\" item %u is not a string", name, line,
-                        key, i);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s line %u: \"%s\" item %u is not a string", name,
+                        line, key, i);
             g_strfreev(out);
             return NULL;
         }
@@ -79,7 +79,8 @@ static gboolean episodes_line(JsonObject *o, const char *name, guint line, gpoin
     if (e.episode_index < 0 || e.episode_index >= RT_META_MAX_EPISODES || e.length < 0 ||
         e.length > ((int64_t)1 << 40)) {
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                    "%s line %u: episode_index %" G_GINT64_FORMAT " or length %" G_GINT64_FORMAT " is out of range",
+                    "%s line %u: episode_index %" G_GINT64_FORMAT " or length %" G_GINT64_FORMAT
+                    " is out of range",
                     name, line, e.episode_index, e.length);
         return FALSE;
     }
@@ -102,8 +103,8 @@ static gboolean episodes_line(JsonObject *o, const char *name, guint line, gpoin
     return TRUE;
 }
 
-rt_meta_episodes *rt_meta_episodes_jsonl_parse(const char *data, gsize length, int n_cameras, const char *name,
-                                               GError **error)
+rt_meta_episodes *rt_meta_episodes_jsonl_parse(const char *data, gsize length, int n_cameras,
+                                               const char *name, GError **error)
 {
     rt_meta_episodes *eps = rt_meta_episodes_new(n_cameras);
     if (!rt_meta_foreach_line(data, length, name, episodes_line, eps, error)) {
@@ -115,8 +116,8 @@ rt_meta_episodes *rt_meta_episodes_jsonl_parse(const char *data, gsize length, i
     for (guint i = 0; i < eps->episodes->len; i++) {
         rt_meta_episode *e = &g_array_index(eps->episodes, rt_meta_episode, i);
         if (i > 0 && e[-1].episode_index == e->episode_index) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: episode %" G_GINT64_FORMAT " is listed twice", name,
-                        e->episode_index);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: episode %" G_GINT64_FORMAT " is listed twice",
+                        name, e->episode_index);
             rt_meta_episodes_free(eps);
             return NULL;
         }
@@ -163,8 +164,8 @@ static gboolean tasks_line(JsonObject *o, const char *name, guint line, gpointer
         !rt_meta_get_string(o, "task", TRUE, &task, name, where, error))
         return FALSE;
     if (g_hash_table_contains(p->seen, &index)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s line %u: task_index %" G_GINT64_FORMAT " is listed twice",
-                    name, line, index);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s line %u: task_index %" G_GINT64_FORMAT " is listed twice", name, line, index);
         return FALSE;
     }
     if (t->task_index->len >= 1u << 20) {

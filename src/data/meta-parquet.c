@@ -21,13 +21,13 @@ static gboolean no_nulls(rt_parquet_file *f, const rt_parquet_array *a, const ch
 {
     if (a->null_count == 0 && a->null_list_count == 0)
         return TRUE;
-    g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: column \"%s\" has null values", rt_parquet_file_path(f),
-                name);
+    g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: column \"%s\" has null values",
+                rt_parquet_file_path(f), name);
     return FALSE;
 }
 
-gboolean rt_meta_read_int64_column(rt_parquet_file *f, const char *name, int64_t first, int64_t n, int64_t *out,
-                                   GError **error)
+gboolean rt_meta_read_int64_column(rt_parquet_file *f, const char *name, int64_t first, int64_t n,
+                                   int64_t *out, GError **error)
 {
     int c = need_column(f, name, error);
     if (c < 0)
@@ -50,7 +50,8 @@ gboolean rt_meta_read_int64_column(rt_parquet_file *f, const char *name, int64_t
     return ok;
 }
 
-static gboolean read_double_column(rt_parquet_file *f, const char *name, int64_t n, double *out, GError **error)
+static gboolean read_double_column(rt_parquet_file *f, const char *name, int64_t n, double *out,
+                                   GError **error)
 {
     int c = need_column(f, name, error);
     if (c < 0)
@@ -128,8 +129,8 @@ rt_meta_tasks *rt_meta_tasks_parquet_read(const char *path, GError **error)
     for (guint i = 0; t && i < t->task_index->len; i++) {
         int64_t *k = &g_array_index(t->task_index, int64_t, i);
         if (!g_hash_table_add(seen, k)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: task_index %" G_GINT64_FORMAT " is listed twice",
-                        path, *k);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                        "%s: task_index %" G_GINT64_FORMAT " is listed twice", path, *k);
             g_clear_pointer(&t, rt_meta_tasks_free);
         }
     }
@@ -152,8 +153,10 @@ static GPtrArray *list_dir(const char *dir, const char *prefix, const char *suff
     GDir *d = g_dir_open(dir, 0, NULL);
     GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
     if (!d) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "%s: no such folder; a v3.0 dataset lists its episodes "
-                    "in meta/episodes/chunk-NNN/file-NNN.parquet", dir);
+        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
+                    "%s: no such folder; a v3.0 dataset lists its episodes "
+                    "in meta/episodes/chunk-NNN/file-NNN.parquet",
+                    dir);
         g_ptr_array_free(names, TRUE);
         return NULL;
     }
@@ -193,14 +196,14 @@ static gboolean read_episode_file(rt_meta_episodes *eps, const char *path, const
             EP(i)->video_to = g_new0(double, eps->n_cameras);
         }
     }
-    static const char *const int_cols[] = {"episode_index", "length", "dataset_from_index", "dataset_to_index",
-                                           "data/chunk_index", "data/file_index"};
+    static const char *const int_cols[] = {"episode_index",    "length",           "dataset_from_index",
+                                           "dataset_to_index", "data/chunk_index", "data/file_index"};
     for (size_t k = 0; ok && k < G_N_ELEMENTS(int_cols); k++) {
         ok = rt_meta_read_int64_column(f, int_cols[k], 0, n, tmp, error);
         for (int64_t i = 0; ok && i < n; i++) {
             rt_meta_episode *e = EP(i);
-            int64_t *dst[] = {&e->episode_index, &e->length, &e->from_index, &e->to_index, &e->data_chunk,
-                              &e->data_file};
+            int64_t *dst[] = {&e->episode_index, &e->length,     &e->from_index,
+                              &e->to_index,      &e->data_chunk, &e->data_file};
             *dst[k] = tmp[i];
         }
     }
@@ -230,7 +233,8 @@ static gboolean read_episode_file(rt_meta_episodes *eps, const char *path, const
     if (ok && tc >= 0) {
         const rt_parquet_column *col = rt_parquet_file_column(f, tc);
         if (col->shape != RT_PARQUET_LIST || col->physical != RT_PARQUET_BYTE_ARRAY) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: column \"tasks\" is not a list of strings", path);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: column \"tasks\" is not a list of strings",
+                        path);
             ok = FALSE;
         } else {
             rt_parquet_batch *b = rt_parquet_file_read(f, &tc, 1, 0, n, error);
@@ -282,7 +286,8 @@ rt_meta_episodes *rt_meta_episodes_parquet_read(const char *root, const rt_meta_
         g_ptr_array_free(chunks, TRUE);
     g_free(cameras);
     if (ok && eps->episodes->len == 0) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "%s: no episode files (chunk-NNN/file-NNN.parquet)", dir);
+        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "%s: no episode files (chunk-NNN/file-NNN.parquet)",
+                    dir);
         ok = FALSE;
     }
     if (!ok) {

@@ -10,7 +10,7 @@
 #include "data/dataset-meta.h"
 
 static const char *const stat_names[RT_STAT_COUNT_] = {"min", "max", "mean", "std", "q01",
-                                                        "q10", "q50", "q90", "q99"};
+                                                       "q10", "q50", "q90",  "q99"};
 
 const char *rt_stat_name(rt_stat stat)
 {
@@ -113,7 +113,8 @@ static gboolean parse_feature_stats(rt_meta_stats *stats, const char *key, JsonN
                                     GError **error)
 {
     if (!JSON_NODE_HOLDS_OBJECT(node)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s%s: expected an object of stats", name, where, key);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s%s: expected an object of stats", name, where,
+                    key);
         return FALSE;
     }
     JsonObject *o = json_node_get_object(node);
@@ -131,7 +132,8 @@ static gboolean parse_feature_stats(rt_meta_stats *stats, const char *key, JsonN
             continue;
         g_array_set_size(values, 0);
         if (!flatten(sn, values, 0, problem)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s%s.%s %s", name, where, key, stat, problem->str);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s%s.%s %s", name, where, key, stat,
+                        problem->str);
             ok = FALSE;
             break;
         }
@@ -150,11 +152,11 @@ static gboolean parse_feature_stats(rt_meta_stats *stats, const char *key, JsonN
         }
         int64_t n = values->len;
         if ((expect >= 0 && n != expect) || n == 0 || n > RT_META_MAX_NUMEL) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: %s%s.%s has %" G_GINT64_FORMAT " values; the feature has %" G_GINT64_FORMAT
-                        " (%s)",
-                        name, where, key, stat, n, expect,
-                        feature && feature->kind != RT_FEATURE_NUMERIC ? "one per channel" : "its shape's product");
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_FORMAT,
+                "%s: %s%s.%s has %" G_GINT64_FORMAT " values; the feature has %" G_GINT64_FORMAT " (%s)",
+                name, where, key, stat, n, expect,
+                feature && feature->kind != RT_FEATURE_NUMERIC ? "one per channel" : "its shape's product");
             ok = FALSE;
             break;
         }
@@ -162,7 +164,8 @@ static gboolean parse_feature_stats(rt_meta_stats *stats, const char *key, JsonN
             fs->numel = n;
         if (fs && fs->numel != n) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: %s%s.%s has %" G_GINT64_FORMAT " values but the feature's other stats have %" G_GINT64_FORMAT,
+                        "%s: %s%s.%s has %" G_GINT64_FORMAT
+                        " values but the feature's other stats have %" G_GINT64_FORMAT,
                         name, where, key, stat, n, fs->numel);
             ok = FALSE;
             break;
@@ -187,7 +190,8 @@ rt_meta_stats *rt_meta_stats_from_object(JsonObject *root, const rt_meta_info *i
         ok = FALSE;
     }
     for (GList *l = members; ok && l; l = l->next)
-        ok = parse_feature_stats(stats, l->data, json_object_get_member(root, l->data), info, name, where, error);
+        ok = parse_feature_stats(stats, l->data, json_object_get_member(root, l->data), info, name, where,
+                                 error);
     g_list_free(members);
     if (!ok) {
         rt_meta_stats_free(stats);
@@ -218,10 +222,11 @@ static gboolean aggregate_feature(rt_meta_stats *out, const char *key, rt_featur
         static const rt_stat needed[] = {RT_STAT_MIN, RT_STAT_MAX, RT_STAT_MEAN, RT_STAT_STD};
         for (size_t k = 0; k < G_N_ELEMENTS(needed); k++)
             if (!eps[e]->values[needed[k]]) {
-                g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                            "%s: the stats of %s in episode entry %zu have no %s (min, max, mean, std and count "
-                            "are needed)",
-                            name, key, e + 1, stat_names[needed[k]]);
+                g_set_error(
+                    error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s: the stats of %s in episode entry %zu have no %s (min, max, mean, std and count "
+                    "are needed)",
+                    name, key, e + 1, stat_names[needed[k]]);
                 return FALSE;
             }
         if (eps[e]->count < 0) {
@@ -231,8 +236,8 @@ static gboolean aggregate_feature(rt_meta_stats *out, const char *key, rt_featur
         }
         if (eps[e]->numel != d) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: the stats of %s have %" G_GINT64_FORMAT " values in episode entry %zu but %" G_GINT64_FORMAT
-                        " in the first",
+                        "%s: the stats of %s have %" G_GINT64_FORMAT
+                        " values in episode entry %zu but %" G_GINT64_FORMAT " in the first",
                         name, key, eps[e]->numel, e + 1, d);
             return FALSE;
         }
@@ -240,7 +245,8 @@ static gboolean aggregate_feature(rt_meta_stats *out, const char *key, rt_featur
     int64_t total = 0;
     for (size_t e = 0; e < n; e++)
         total += eps[e]->count;
-    double *mean = g_new0(double, d), *var = g_new0(double, d), *lo = g_new(double, d), *hi = g_new(double, d);
+    double *mean = g_new0(double, d), *var = g_new0(double, d), *lo = g_new(double, d),
+           *hi = g_new(double, d);
     /* numpy: (means * counts).sum(axis=0) / total, adding episode by episode */
     for (size_t e = 0; e < n; e++)
         for (int64_t j = 0; j < d; j++)
@@ -308,8 +314,8 @@ rt_meta_stats *rt_meta_stats_aggregate(rt_meta_stats *const *episodes, size_t n,
                 if (x)
                     g_ptr_array_add(with_key, x);
             }
-            ok = aggregate_feature(out, fs->feature, (rt_feature_stats *const *)with_key->pdata, with_key->len,
-                                   name, error);
+            ok = aggregate_feature(out, fs->feature, (rt_feature_stats *const *)with_key->pdata,
+                                   with_key->len, name, error);
         }
     }
     g_ptr_array_free(with_key, TRUE);
@@ -326,7 +332,8 @@ typedef struct {
     GHashTable *seen;    /* episode_index */
 } episodes_stats_parse;
 
-static gboolean episodes_stats_line(JsonObject *o, const char *name, guint line, gpointer user, GError **error)
+static gboolean episodes_stats_line(JsonObject *o, const char *name, guint line, gpointer user,
+                                    GError **error)
 {
     episodes_stats_parse *p = user;
     g_autofree char *where = g_strdup_printf("line %u", line);
@@ -334,8 +341,8 @@ static gboolean episodes_stats_line(JsonObject *o, const char *name, guint line,
     if (!rt_meta_get_int(o, "episode_index", TRUE, &index, name, where, error))
         return FALSE;
     if (g_hash_table_contains(p->seen, &index)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s line %u: episode %" G_GINT64_FORMAT " is listed twice",
-                    name, line, index);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s line %u: episode %" G_GINT64_FORMAT " is listed twice", name, line, index);
         return FALSE;
     }
     if (p->episodes->len >= RT_META_MAX_EPISODES) {

@@ -107,10 +107,11 @@ rt_normalizer *rt_normalizer_new(const rt_dataset *ds, const rt_norm_map *map, G
             break;
         }
         if (!st->values[lo] || !st->values[hi]) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "%s normalization of \"%s\" needs its %s and %s, which the dataset's stats do not have; "
-                        "recompute the stats or choose another normalization mode",
-                        rt_norm_mode_name(mode), f->name, rt_stat_name(lo), rt_stat_name(hi));
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                "%s normalization of \"%s\" needs its %s and %s, which the dataset's stats do not have; "
+                "recompute the stats or choose another normalization mode",
+                rt_norm_mode_name(mode), f->name, rt_stat_name(lo), rt_stat_name(hi));
             rt_normalizer_free(norm);
             return NULL;
         }
@@ -177,7 +178,8 @@ static void forward_run(rt_norm_mode mode, float *p, int64_t n, float s, float d
         p[i] = fwd_f32(mode, p[i], s, d);
 }
 
-void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, size_t frames, gboolean inverse)
+void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, size_t frames,
+                             gboolean inverse)
 {
     g_return_if_fail(feature >= 0 && feature < norm->n);
     const feature_norm *fn = &norm->f[feature];
@@ -198,7 +200,8 @@ void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, s
         }
 }
 
-void rt_normalizer_apply_f64(const rt_normalizer *norm, int feature, double *x, size_t frames, gboolean inverse)
+void rt_normalizer_apply_f64(const rt_normalizer *norm, int feature, double *x, size_t frames,
+                             gboolean inverse)
 {
     g_return_if_fail(feature >= 0 && feature < norm->n);
     const feature_norm *fn = &norm->f[feature];

@@ -56,8 +56,10 @@ rt_norm_mode rt_normalizer_mode(const rt_normalizer *norm, int feature);
 
 /* Normalizes (inverse FALSE) or un-normalizes `frames` frames of a float32 feature in place:
  * x holds frames x numel values (numel = the feature's, or channels x height x width). */
-void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, size_t frames, gboolean inverse);
-void rt_normalizer_apply_f64(const rt_normalizer *norm, int feature, double *x, size_t frames, gboolean inverse);
+void rt_normalizer_apply_f32(const rt_normalizer *norm, int feature, float *x, size_t frames,
+                             gboolean inverse);
+void rt_normalizer_apply_f64(const rt_normalizer *norm, int feature, double *x, size_t frames,
+                             gboolean inverse);
 
 /* Normalizes every feature field of the batch's first batch->size samples (the _is_pad fields
  * and integer fields are left alone). */

@@ -97,16 +97,20 @@ static void make_permutation(rt_sampler *s, int64_t epoch)
 
 rt_sampler *rt_sampler_new(const rt_sampler_options *o, GError **error)
 {
-    if (o->num_items < 1 || o->batch_size < 1 || o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "cannot sample %" G_GINT64_FORMAT " items in batches of %" G_GINT64_FORMAT
-                    " for rank %d of %d: there must be items, batches of at least one, and 0 <= rank < world size",
-                    o->num_items, o->batch_size, o->rank, o->world_size);
+    if (o->num_items < 1 || o->batch_size < 1 || o->world_size < 1 || o->rank < 0 ||
+        o->rank >= o->world_size) {
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_INVALID_ARG,
+            "cannot sample %" G_GINT64_FORMAT " items in batches of %" G_GINT64_FORMAT
+            " for rank %d of %d: there must be items, batches of at least one, and 0 <= rank < world size",
+            o->num_items, o->batch_size, o->rank, o->world_size);
         return NULL;
     }
     if (o->num_items > (INT64_C(1) << 40) || o->batch_size > (INT64_C(1) << 24)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%" G_GINT64_FORMAT " items in batches of %" G_GINT64_FORMAT
-                    " are more than the sampler supports", o->num_items, o->batch_size);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "%" G_GINT64_FORMAT " items in batches of %" G_GINT64_FORMAT
+                    " are more than the sampler supports",
+                    o->num_items, o->batch_size);
         return NULL;
     }
     rt_sampler *s = g_new0(rt_sampler, 1);
@@ -129,7 +133,8 @@ rt_sampler *rt_sampler_new(const rt_sampler_options *o, GError **error)
     }
     s->perm = g_try_new(int64_t, n);
     if (!s->perm) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FAILED, "no memory for a permutation of %" G_GINT64_FORMAT " items", n);
+        g_set_error(error, RT_ERROR, RT_ERROR_FAILED,
+                    "no memory for a permutation of %" G_GINT64_FORMAT " items", n);
         g_free(s);
         return NULL;
     }

@@ -63,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     rt_meta_tasks_free(tasks);
     g_clear_error(&error);
 
-    st = rt_meta_episodes_stats_parse(text, size, info ? info : info_of_fixed, "episodes_stats.jsonl", &error);
+    st =
+        rt_meta_episodes_stats_parse(text, size, info ? info : info_of_fixed, "episodes_stats.jsonl", &error);
     rt_meta_stats_free(st);
     g_clear_error(&error);
 
