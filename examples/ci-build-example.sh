@@ -45,6 +45,7 @@ grep -E -q '^policy +hello +0\.1\.0 +[0-9]+\.[0-9]+ +loaded +Example policy buil
 grep -F -q "$staged/policy-hello.la" "$work/list" || fail "the example is not loaded from $staged"
 "$robotrain" plugins show policy-hello --plugin_path="$staged" >"$work/show" 2>&1 || { cat "$work/show"; fail "robotrain plugins show failed"; }
 cat "$work/show"
-grep -E -q '^  hidden_dim +int +128 +\[1, 65536\] +Width of the hidden layer\.$' "$work/show" ||
+grep -E -q '^  --policy\.hidden_dim=INT +Width of the hidden layer\.' "$work/show" &&
+  grep -F -q 'from 1 to 65536. Default: 128.' "$work/show" ||
   fail "robotrain plugins show does not print the example's options"
 echo "$0: the out-of-tree example builds against $prefix and loads"

@@ -356,8 +356,20 @@ DEF_TEST(help_anywhere)
     OK(strstr(help, "\ndataset.image_transforms options (--dataset.image_transforms.*):\n"
                     "  --dataset.image_transforms.enable[=true|false]\n"
                     "                                Augment images. Default: false.\n"));
+    /* a nullable option without a default says that its default is null */
+    OK(strstr(help, "\n  --job_name=TEXT               Name of the run. Allowed: text, or null.\n"
+                    "                                Default: null.\n"));
     OK(strstr(help, "--dataset.video_backend={pyav,torchcodec}"));
     OK(strstr(help, "--dataset.episodes=[INT,...]"));
+
+    /* an empty default is shown as such, not as "Default: ." */
+    static const rt_option empty_row[] = {
+        {.key = "tag", .type = RT_OPT_STRING, .default_value = "", .help = "A tag."},
+    };
+    g_autoptr(rt_config) with_empty = rt_config_new(NULL);
+    OK(rt_config_add_options(with_empty, NULL, empty_row, G_N_ELEMENTS(empty_row), &error));
+    g_autofree char *empty_help = capture(rt_config_print_help, with_empty, RT_HELP_STYLE_FLAGS);
+    EXPECT_EQ_STR("options:\n  --tag=TEXT                    A tag. Default: \"\" (empty).\n", empty_help);
 
     g_autofree char *dump = capture(rt_config_print_options, cfg, RT_HELP_STYLE_FLAGS);
     OK(g_str_has_prefix(dump, "--output_dir\tpath\tnull\n--job_name\tstring\tnull\n--resume\tbool\tfalse\n"));

@@ -105,12 +105,14 @@ DEF_TEST(search_path_order)
     char *flag = g_strdup_printf("%s::%s/", a, b); /* an empty entry and a trailing slash */
     char *env = g_strdup_printf("/env/one:%s:relative/mods:~/mods", a); /* a repeats the flag's */
     GError *error = NULL;
-    char **path = rt_plugin_search_path_from(flag, env, "/conf/x:/conf/y", "/xdg/data", "/built/in", &error);
+    /* key-file folders are whole names: a ':' in one does not split it */
+    const char *const keyfile[] = { "/conf/x", "", "/conf/with:colon", "/env/one", NULL };
+    char **path = rt_plugin_search_path_from(flag, env, keyfile, "/xdg/data", "/built/in", &error);
     EXPECT_NO_ERROR(error);
     char *cwd = g_get_current_dir();
     char *relative = g_build_filename(cwd, "relative", "mods", NULL);
     char *home = g_build_filename(g_get_home_dir(), "mods", NULL);
-    const char *expect[] = { a, b, "/env/one", relative, home, "/conf/x", "/conf/y",
+    const char *expect[] = { a, b, "/env/one", relative, home, "/conf/x", "/conf/with:colon",
                              "/xdg/data/robotrain/plugins", "/built/in", NULL };
     EXPECT_EQ_INT(g_strv_length((char **)expect), g_strv_length(path));
     for (size_t i = 0; expect[i]; i++)
@@ -152,7 +154,8 @@ DEF_TEST(search_path_from_the_environment)
     char *saved = g_strdup(g_getenv("ROBOTRAIN_PLUGIN_PATH"));
     g_setenv("ROBOTRAIN_PLUGIN_PATH", "/from/env:/from/env2", TRUE);
     GError *error = NULL;
-    char **path = rt_plugin_search_path(shadow_dir, "/from/keyfile", &error);
+    const char *const keyfile[] = { "/from/keyfile", NULL };
+    char **path = rt_plugin_search_path(shadow_dir, keyfile, &error);
     EXPECT_NO_ERROR(error);
     char *user = g_build_filename(g_get_user_data_dir(), "robotrain", "plugins", NULL);
     EXPECT_EQ_INT(6, g_strv_length(path));
@@ -581,31 +584,52 @@ DEF_TEST(option_table_checks)
     static const char *const no_choices[] = { NULL };
     GError *error = NULL;
     rt_option good[] = {
-        { .key = "n", .type = RT_OPT_INT, .flags = RT_OPT_RANGE, .min = 1, .max = 1 },
-        { .key = "e", .type = RT_OPT_ENUM, .choices = choices },
-        { .key = "l", .type = RT_OPT_LIST, .item_type = RT_OPT_FLOAT },
+        { .key = "n", .type = RT_OPT_INT, .default_value = "1", .help = "N.", .flags = RT_OPT_RANGE, .min = 1, .max = 1 },
+        { .key = "e", .type = RT_OPT_ENUM, .default_value = "a", .help = "E.", .choices = choices },
+        { .key = "l", .type = RT_OPT_LIST, .item_type = RT_OPT_FLOAT, .default_value = "[]", .help = "L." },
+        /* lists of enums and of paths are valid option rows (robotrain/option.h) */
+        { .key = "le", .type = RT_OPT_LIST, .item_type = RT_OPT_ENUM, .choices = choices, .default_value = "a,b", .help = "LE." },
+        { .key = "lp", .type = RT_OPT_LIST, .item_type = RT_OPT_PATH, .default_value = "[]", .help = "LP." },
+        { .key = "group.key", .type = RT_OPT_PATH, .flags = RT_OPT_NULLABLE, .help = "A dotted key." },
     };
     OK(rt_plugin_options_check(good, G_N_ELEMENTS(good), f, &error));
+    EXPECT_NO_ERROR(error);
     OK(rt_plugin_options_check(NULL, 0, f, &error));
     EXPECT_NO_ERROR(error);
 
     OK(!rt_plugin_options_check(good, RT_PLUGIN_MAX_OPTIONS + 1, f, &error));
     EXPECT_ERROR(error, "/p/policy-x.la: its descriptor declares 4097 options, more than the 4096");
 
+    /* The option parser's own rules: what the loader accepts, rt_config_add_options() does. */
     struct {
         rt_option row;
         const char *message;
     } bad[] = {
-        { { .key = NULL }, "/p/policy-x.la: option 2 (without a key) has no key; fix the module's option table" },
-        { { .key = "" }, "option 2 (without a key) has no key" },
-        { { .key = "n" }, "option 2 (n) is declared twice" },
-        { { .key = "t", .type = (rt_option_type)99 }, "option 2 (t) has an unknown type" },
-        { { .key = "e", .type = RT_OPT_ENUM }, "option 2 (e) is an enum without choices" },
-        { { .key = "e", .type = RT_OPT_ENUM, .choices = no_choices }, "option 2 (e) is an enum without choices" },
-        { { .key = "l", .type = RT_OPT_LIST, .item_type = RT_OPT_LIST },
-          "option 2 (l) is a list whose item type is not int, float or string" },
-        { { .key = "r", .type = RT_OPT_FLOAT, .flags = RT_OPT_RANGE, .min = 2, .max = 1 },
-          "option 2 (r) has a range whose minimum is above its maximum" },
+        { { .key = NULL }, "/p/policy-x.la: option 2 of its table has no key; fix the module's option table" },
+        { { .key = "" }, "/p/policy-x.la: option 2 of its table has no key" },
+        { { .key = "n", .type = RT_OPT_INT, .default_value = "2", .help = "N." },
+          "/p/policy-x.la: option 'n' cannot be declared: it is declared twice; fix the module's option "
+          "table and rebuild it (see robotrain-plugin(7))" },
+        { { .key = "n.sub", .type = RT_OPT_INT, .default_value = "2", .help = "N." },
+          "option 'n.sub' cannot be declared: it is both an option and a group of options" },
+        { { .key = "bad key", .type = RT_OPT_INT, .default_value = "2", .help = "N." },
+          "option 'bad key' is malformed: the key must be dotted components" },
+        { { .key = "t", .type = (rt_option_type)99, .default_value = "1", .help = "T." },
+          "option 't' is malformed: the type is not an rt_option_type" },
+        { { .key = "nohelp", .type = RT_OPT_INT, .default_value = "1" },
+          "option 'nohelp' is malformed: the option has no help text" },
+        { { .key = "e", .type = RT_OPT_ENUM, .default_value = "a", .help = "E." },
+          "option 'e' is malformed: an enum needs choices" },
+        { { .key = "e", .type = RT_OPT_ENUM, .default_value = "a", .help = "E.", .choices = no_choices },
+          "option 'e' is malformed: an enum needs choices" },
+        { { .key = "l", .type = RT_OPT_LIST, .item_type = RT_OPT_LIST, .default_value = "[]", .help = "L." },
+          "option 'l' is malformed: list items must be INT, FLOAT, STRING, ENUM or PATH" },
+        { { .key = "r", .type = RT_OPT_FLOAT, .default_value = "1", .help = "R.", .flags = RT_OPT_RANGE, .min = 2, .max = 1 },
+          "option 'r' is malformed: the range is empty (min > max)" },
+        { { .key = "d", .type = RT_OPT_INT, .default_value = "ten", .help = "D." },
+          "option 'd' is malformed: its default: 'ten' is not an integer" },
+        { { .key = "u", .type = RT_OPT_STRING, .help = "U." },
+          "option 'u' is malformed: a null default needs RT_OPT_NULLABLE (or RT_OPT_REQUIRED)" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
         rt_option table[2] = { good[0], bad[i].row };

@@ -14,6 +14,7 @@ packages="
   libsnappy-dev libzstd-dev zlib1g-dev libpng-dev
   libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libdav1d-dev ffmpeg
   valgrind git ca-certificates python3
+  clang libclang-rt-14-dev
 "
 
 apt-get update

@@ -69,7 +69,13 @@ typedef struct rt_backend_i {
     /* Graph execution (the compute core fills these in; a backend that cannot run a node says
      * so in supports_op and the core places that node elsewhere). (optional) */
     gboolean (*supports_op)(rt_backend_device *dev, const struct rt_node *node);
+    /* Runs every node of rt_graph_exec_node() in order, with the storages of
+     * rt_graph_storage_buffer(); returns FALSE with error set when a kernel finds bad data
+     * (an index out of range) or the device fails. No host callbacks: capturable as a whole. */
     gboolean (*graph_compute)(rt_backend_device *dev, struct rt_graph *graph, GError **error);
+    /* Scratch bytes the backend's kernel for node needs; the planner reserves them in the
+     * arena (rt_node.workspace_offset), live during that node only. (optional: NULL = none) */
+    size_t (*node_workspace_size)(rt_backend_device *dev, const struct rt_node *node);
 
     void *reserved[8];
 } rt_backend_i;

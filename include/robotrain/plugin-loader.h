@@ -52,7 +52,9 @@ typedef struct rt_plugin_registry rt_plugin_registry;
 /* The folders to search, in robotrain's order:
  *   1. flag_value: the --plugin_path flag (colon-separated; NULL when not given);
  *   2. $ROBOTRAIN_PLUGIN_PATH (colon-separated);
- *   3. keyfile_value: plugin_path from the configuration file (colon-separated; NULL if unset);
+ *   3. keyfile_folders: [core] plugin_path of the launch configuration (robotrain.conf(5)), as
+ *      rt_config_get_string_list() returns it: a NULL-terminated list of folders, each taken
+ *      whole (a ':' in it is part of the name); NULL for none;
  *   4. $XDG_DATA_HOME/robotrain/plugins (g_get_user_data_dir());
  *   5. the plugin folder this robotrain was built with (RT_PLUGINDIR, see robotrain.pc).
  * Empty entries are dropped, a leading ~ is expanded, relative folders are made absolute
@@ -60,7 +62,7 @@ typedef struct rt_plugin_registry rt_plugin_registry;
  * in flag_value must exist (a typo there would otherwise go unnoticed); the others may not.
  * Returns (transfer full) a NULL-terminated list to free with g_strfreev(), or NULL with error
  * (RT_ERROR_INVALID_ARG, naming the folder). */
-char **rt_plugin_search_path(const char *flag_value, const char *keyfile_value, GError **error);
+char **rt_plugin_search_path(const char *flag_value, const char *const *keyfile_folders, GError **error);
 
 /* Scans folders (a NULL-terminated list, searched in order; folders that do not exist are
  * skipped) for module files. Opens none of them.

@@ -5,9 +5,16 @@
 #include <robotrain/version.h>
 #include <robotrain/error.h>
 #include <robotrain/option.h>
+#include <robotrain/launch-config.h>
 #include <robotrain/plugin.h>
 #include <robotrain/plugin-loader.h>
 #include <robotrain/backend.h>
+#include <robotrain/tensor.h>
+#include <robotrain/graph.h>
+#include <robotrain/ops.h>
 #include <robotrain/safetensors.h>
+#include <robotrain/world.h>
+#include <robotrain/store.h>
+#include <robotrain/comm.h>
 
 #endif

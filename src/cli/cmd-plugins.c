@@ -1,115 +1,192 @@
-/* robotrain plugins: list the modules found in the search path, or show one of them.
- *
- * The flags are parsed here by hand (there are three); the command will move to the shared
- * option tables once they exist. */
+/* robotrain plugins: list the modules found in the search path, or show one of them. */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
 
 #include <robotrain/robotrain.h>
+#include <robotrain/launch-config.h>
 #include <robotrain/plugin-loader.h>
 
 #include "cli/commands.h"
 
-typedef struct plugins_args {
-    const char *action;      /* "list" (default) or "show" */
-    const char *name;        /* show's module */
-    const char *plugin_path; /* --plugin_path, or NULL */
-    gboolean verbose;
-} plugins_args;
+static const rt_option plugin_path_option[] = {
+    {.key = "plugin_path",
+     .type = RT_OPT_PATH,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .help = "Folders to search before all others, separated by ':' as in $PATH; each must exist."},
+};
 
-static void print_help(FILE *out)
+static const rt_option verbose_option[] = {
+    {.key = "verbose",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
+     .help = "Also print the launch configuration read, the search path, and the modules that a "
+             "module of the same name in an earlier folder shadows."},
+};
+
+static const rt_option config_file_option[] = {
+    {.key = "config_file",
+     .type = RT_OPT_PATH,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .help = "The launch configuration whose [core] plugin_path is searched (robotrain.conf(5)). "
+             "Without it: $XDG_CONFIG_HOME/robotrain/launch.conf, if that exists."},
+};
+
+typedef struct subcommand {
+    const char *name;
+    const char *operands; /* after the name in the usage line */
+    const char *summary;
+    gboolean verbose; /* takes --verbose */
+} subcommand;
+
+static const subcommand subcommands[] = {
+    {"list", "", "list every module of the search path, loaded or refused (the default)", TRUE},
+    {"show", " NAME", "print one module's descriptor and options", FALSE},
+};
+#define LIST (&subcommands[0])
+#define SHOW (&subcommands[1])
+
+/* Prints a (possibly multi-line) error, each line prefixed. */
+static void print_error(const char *message)
 {
-    char *user_folder = g_build_filename(g_get_user_data_dir(), "robotrain", "plugins", NULL);
+    g_auto(GStrv) lines = g_strsplit(message, "\n", -1);
+    for (size_t i = 0; lines[i]; i++)
+        fprintf(stderr, "robotrain plugins: %s\n", lines[i]);
+}
+
+static const subcommand *find_subcommand(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        if (strcmp(name, subcommands[i].name) == 0)
+            return &subcommands[i];
+    return NULL;
+}
+
+/* The flags of a subcommand. command names it in messages ("robotrain plugins show").
+ * Returns (transfer full). */
+static rt_config *subcommand_flags(const subcommand *sub, const char *command)
+{
+    rt_config *cfg = rt_config_new(command);
+    GError *error = NULL;
+    gboolean ok =
+        rt_config_add_options(cfg, NULL, plugin_path_option, G_N_ELEMENTS(plugin_path_option), &error);
+    if (ok && sub->verbose)
+        ok = rt_config_add_options(cfg, NULL, verbose_option, G_N_ELEMENTS(verbose_option), &error);
+    if (ok)
+        ok = rt_config_add_options(cfg, NULL, config_file_option, G_N_ELEMENTS(config_file_option), &error);
+    if (!ok)
+        g_error("robotrain plugins: the option table is malformed: %s", error->message); /* a bug */
+    return cfg;
+}
+
+/* "robotrain plugins show NAME [--plugin_path=PATH] ..." (list: "[list]").
+ * Returns (transfer full). */
+static char *usage_of(const subcommand *sub, const rt_config *flags)
+{
+    g_autofree char *synopsis = rt_config_synopsis(flags);
+    if (sub == LIST)
+        return g_strdup_printf("robotrain plugins [list] %s", synopsis);
+    return g_strdup_printf("robotrain plugins %s%s %s", sub->name, sub->operands, synopsis);
+}
+
+static void print_search_order(FILE *out)
+{
+    g_autofree char *user_folder = g_build_filename(g_get_user_data_dir(), "robotrain", "plugins", NULL);
     fprintf(out,
-            "usage: robotrain plugins [list] [--verbose] [--plugin_path=DIR[:DIR...]]\n"
-            "       robotrain plugins show NAME [--plugin_path=DIR[:DIR...]]\n"
-            "\n"
-            "List the modules robotrain finds (policies, compute backends, comm backends), with\n"
-            "their version, plugin ABI, file and description, and why any of them cannot be\n"
-            "used; or show one module's descriptor and options. NAME is a module's name (act)\n"
-            "or its file name without extension (policy-act).\n"
-            "\n"
-            "  --plugin_path=DIR[:DIR...]  search these folders first\n"
-            "  --verbose, -v               also print the search path and the shadowed modules\n"
-            "  --help, -h                  print this help\n"
-            "\n"
-            "Folders are searched in this order, and the first module of a name wins:\n"
-            "--plugin_path, $ROBOTRAIN_PLUGIN_PATH, the configuration file's plugin_path,\n"
-            "%s, %s.\n"
-            "\n"
-            "Exit status: 0 when the list (or the module) was printed, even if some modules\n"
-            "were refused; 1 when the module to show is missing or refused; 2 on a usage error.\n"
-            "See robotrain-plugins(1) and robotrain-plugin(7).\n",
+            "\nFolders are searched in this order; the first module of a name wins:\n"
+            "  1. --plugin_path\n"
+            "  2. $ROBOTRAIN_PLUGIN_PATH\n"
+            "  3. [core] plugin_path of the launch configuration (--config_file)\n"
+            "  4. %s\n"
+            "  5. %s\n",
             user_folder, RT_PLUGINDIR);
-    g_free(user_folder);
 }
 
-static int usage_error(const char *message)
+static void print_usage(FILE *out)
 {
-    fprintf(stderr, "robotrain plugins: %s\nSee 'robotrain plugins --help'.\n", message);
-    return RT_EXIT_USAGE;
+    for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++) {
+        g_autoptr(rt_config) flags = subcommand_flags(&subcommands[i], NULL);
+        g_autofree char *usage = usage_of(&subcommands[i], flags);
+        fprintf(out, "%s %s\n", i ? "   or:" : "usage:", usage);
+    }
+    fprintf(out, "\n"
+                 "Lists the modules robotrain finds (policies, compute backends, comm backends), with\n"
+                 "their version, plugin ABI, file and description, and why any of them cannot be\n"
+                 "used; or shows one module's descriptor and options. NAME is a module's name (act)\n"
+                 "or its file name without extension (policy-act).\n"
+                 "\nsubcommands:\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        fprintf(out, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
+    for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++) {
+        g_autoptr(rt_config) flags = subcommand_flags(&subcommands[i], NULL);
+        fprintf(out, "\nrobotrain plugins %s ", subcommands[i].name);
+        rt_config_print_help(flags, RT_HELP_STYLE_FLAGS, out);
+    }
+    print_search_order(out);
+    fprintf(out, "\n"
+                 "Exit status: 0 when the list (or the module) was printed, even if some modules\n"
+                 "were refused; 1 when the module to show is missing or refused, or the launch\n"
+                 "configuration is invalid; 2 on a usage error.\n"
+                 "See robotrain-plugins(1) and robotrain-plugin(7).\n");
 }
 
-G_GNUC_PRINTF(1, 2) static int usage_error_about(const char *fmt, ...)
+/* ---------------------------------------------------------------- the search path */
+
+typedef struct search {
+    char *config_file;      /* the launch configuration looked at */
+    gboolean config_exists; /* FALSE: the default file is missing, and every key is its default */
+    char **folders;         /* the search path */
+} search;
+
+static void search_clear(search *s)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    char *message = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    usage_error(message);
-    g_free(message);
-    return RT_EXIT_USAGE;
+    g_free(s->config_file);
+    g_strfreev(s->folders);
 }
 
-/* Fills args from argv; returns -1 to go on, or the exit status to return now. */
-static int parse_args(int argc, char **argv, plugins_args *args)
+/* Reads the launch configuration for its [core] plugin_path and builds the search path.
+ * Returns -1 on success, else the exit status (after printing why). */
+static int search_init(search *s, const rt_config *flags)
 {
-    static const char path_flag[] = "--plugin_path";
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-            print_help(stdout);
-            return RT_EXIT_OK;
-        } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
-            args->verbose = TRUE;
-        } else if (strncmp(arg, path_flag, strlen(path_flag)) == 0 && arg[strlen(path_flag)] == '=') {
-            args->plugin_path = arg + strlen(path_flag) + 1;
-        } else if (strcmp(arg, path_flag) == 0) {
-            if (i + 1 >= argc)
-                return usage_error("--plugin_path needs a value: --plugin_path=DIR[:DIR...]");
-            args->plugin_path = argv[++i];
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return usage_error_about("unknown option '%s'.", arg);
-        } else if (!args->action) {
-            args->action = arg;
-        } else if (!args->name) {
-            args->name = arg;
+    const char *given = rt_config_get_string(flags, "config_file");
+    s->config_file = given ? g_strdup(given) : rt_launch_config_default_path();
+    g_autoptr(rt_config) lc = rt_launch_config_new();
+    g_autoptr(GError) error = NULL;
+    s->config_exists = rt_launch_config_load(lc, s->config_file, &error);
+    if (!s->config_exists) {
+        gboolean missing = g_error_matches(error, RT_ERROR, RT_ERROR_NOT_FOUND);
+        if (missing && !given) /* no file: every key has its default */
+            g_clear_error(&error);
+        else if (missing) {
+            print_error(error->message);
+            fprintf(stderr,
+                    "robotrain plugins: --config_file names a file that does not exist; write it with\n"
+                    "'robotrain config default --config_file=%s', or leave the flag out.\n",
+                    s->config_file);
+            return RT_EXIT_USAGE;
         } else {
-            return usage_error_about("unexpected argument '%s'.", arg);
+            print_error(error->message);
+            fprintf(stderr, "robotrain plugins: its [core] plugin_path is part of the search path: fix the\n"
+                            "file (robotrain.conf(5)), or name another with --config_file.\n");
+            return RT_EXIT_FAILURE;
         }
     }
-    if (!args->action)
-        args->action = "list";
-    if (strcmp(args->action, "list") == 0) {
-        if (args->name)
-            return usage_error_about("unexpected argument '%s': 'list' takes no module name.", args->name);
-    } else if (strcmp(args->action, "show") == 0) {
-        if (!args->name)
-            return usage_error("show needs a module name: robotrain plugins show NAME");
-    } else {
-        fprintf(stderr,
-                "robotrain plugins: '%s' is neither 'list' nor 'show'. To see a module, run\n"
-                "'robotrain plugins show %s'.\nSee 'robotrain plugins --help'.\n",
-                args->action, args->action);
+    g_auto(GStrv) keyfile_folders = rt_config_get_string_list(lc, "core.plugin_path");
+    s->folders = rt_plugin_search_path(rt_config_get_string(flags, "plugin_path"),
+                                       (const char *const *)keyfile_folders, &error);
+    if (!s->folders) {
+        print_error(error->message);
         return RT_EXIT_USAGE;
     }
     return -1;
 }
+
+/* ---------------------------------------------------------------- list */
 
 static const char *status_name(rt_plugin_status status)
 {
@@ -138,23 +215,27 @@ static void print_row(int name_width, int version_width, const char *kind, const
                       const char *version, const char *abi, const char *status, const char *description)
 {
     GString *line = g_string_new(NULL);
-    g_string_append_printf(line, "%-8s %-*s  %-*s  %-5s  %-8s  %s", kind, name_width, name,
-                           version_width, version, abi, status, description);
+    g_string_append_printf(line, "%-8s %-*s  %-*s  %-5s  %-8s  %s", kind, name_width, name, version_width,
+                           version, abi, status, description);
     while (line->len && line->str[line->len - 1] == ' ')
         g_string_truncate(line, line->len - 1);
     printf("%s\n", line->str);
     g_string_free(line, TRUE);
 }
 
-static void print_list(rt_plugin_registry *registry, gboolean verbose)
+static void print_search(const search *s)
 {
-    const char *const *folders = rt_plugin_registry_get_folders(registry);
-    if (verbose) {
-        printf("search path:\n");
-        for (const char *const *f = folders; *f; f++)
-            printf("  %s%s\n", *f, g_file_test(*f, G_FILE_TEST_IS_DIR) ? "" : "  (not a folder)");
-        printf("\n");
-    }
+    printf("launch configuration: %s%s\n", s->config_file, s->config_exists ? "" : "  (does not exist)");
+    printf("search path:\n");
+    for (char **f = s->folders; *f; f++)
+        printf("  %s%s\n", *f, g_file_test(*f, G_FILE_TEST_IS_DIR) ? "" : "  (not a folder)");
+    printf("\n");
+}
+
+static int run_list(rt_plugin_registry *registry, const search *s, gboolean verbose)
+{
+    if (verbose)
+        print_search(s);
 
     size_t n = 0;
     const rt_plugin_module *const *modules = rt_plugin_registry_list(registry, &n);
@@ -172,7 +253,7 @@ static void print_list(rt_plugin_registry *registry, gboolean verbose)
     if (loaded + refused == 0 && (!verbose || shadowed == 0)) {
         printf("no modules found in the search path%s\n",
                verbose ? " above" : " (robotrain plugins --verbose prints it)");
-        return;
+        return RT_EXIT_OK;
     }
 
     const int indent = 9; /* under NAME */
@@ -198,104 +279,37 @@ static void print_list(rt_plugin_registry *registry, gboolean verbose)
     if (verbose)
         printf(", %zu shadowed", shadowed);
     printf(" (plugin ABI %d.%d)\n", RT_PLUGIN_ABI_MAJOR, RT_PLUGIN_ABI_MINOR);
+    return RT_EXIT_OK;
 }
 
-static const char *type_name(const rt_option *o, char *buf, size_t size)
-{
-    static const char *const names[] = {
-        [RT_OPT_BOOL] = "bool", [RT_OPT_INT] = "int",   [RT_OPT_FLOAT] = "float", [RT_OPT_STRING] = "string",
-        [RT_OPT_ENUM] = "enum", [RT_OPT_LIST] = "list", [RT_OPT_PATH] = "path",
-    };
-    const char *name = (unsigned)o->type < G_N_ELEMENTS(names) ? names[o->type] : "?";
-    if (o->type != RT_OPT_LIST)
-        return name;
-    const char *item = (unsigned)o->item_type < G_N_ELEMENTS(names) ? names[o->item_type] : "?";
-    g_snprintf(buf, size, "list[%s]", item);
-    return buf;
-}
+/* ---------------------------------------------------------------- show */
 
-static void append_number(GString *s, double v)
+/* The module's options in the format of --help. A policy's are shown as the flags users type
+ * (--policy.chunk_size=INT). */
+static gboolean print_options(const rt_plugin_desc *d, GError **error)
 {
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.15g", v));
-}
-
-/* What values the option accepts. Returns (transfer full). */
-static char *allowed_values(const rt_option *o)
-{
-    GString *s = g_string_new(NULL);
-    if (o->type == RT_OPT_BOOL) {
-        g_string_append(s, "true|false");
-    } else if (o->type == RT_OPT_ENUM) {
-        for (const char *const *c = o->choices; c && *c; c++)
-            g_string_append_printf(s, "%s%s", c == o->choices ? "" : "|", *c);
-    } else if (o->flags & RT_OPT_RANGE) {
-        g_string_append(s, o->type == RT_OPT_LIST ? "items in [" : "[");
-        append_number(s, o->min);
-        g_string_append(s, ", ");
-        append_number(s, o->max);
-        g_string_append(s, "]");
-    } else {
-        static const char *const any[] = {
-            [RT_OPT_INT] = "any integer", [RT_OPT_FLOAT] = "any number", [RT_OPT_STRING] = "any text",
-            [RT_OPT_LIST] = "any list",   [RT_OPT_PATH] = "a path",
-        };
-        if ((unsigned)o->type < G_N_ELEMENTS(any) && any[o->type])
-            g_string_append(s, any[o->type]);
-    }
-    if (o->flags & RT_OPT_NULLABLE)
-        g_string_append(s, s->len ? " or null" : "null");
-    if (!s->len)
-        g_string_append(s, "-");
-    return g_string_free(s, FALSE);
-}
-
-static const char *default_text(const rt_option *o)
-{
-    if (o->flags & RT_OPT_REQUIRED)
-        return "(required)";
-    return o->default_value ? (*o->default_value ? o->default_value : "\"\"") : "null";
-}
-
-static void print_options(const rt_plugin_desc *desc)
-{
-    if (desc->n_options == 0) {
+    if (d->n_options == 0) {
         printf("\nno options\n");
-        return;
+        return TRUE;
     }
-    if (desc->kind == RT_PLUGIN_POLICY)
-        printf("\noptions (give them as --policy.KEY=VALUE):\n");
-    else
-        printf("\noptions:\n");
-
-    size_t n = desc->n_options;
-    char **types = g_new0(char *, n), **allowed = g_new0(char *, n);
-    int key_w = 3, type_w = 4, default_w = 7, allowed_w = 7;
-    for (size_t i = 0; i < n; i++) {
-        const rt_option *o = &desc->options[i];
-        char buf[32];
-        types[i] = g_strdup(type_name(o, buf, sizeof buf));
-        allowed[i] = allowed_values(o);
-        key_w = MAX(key_w, (int)strlen(o->key));
-        type_w = MAX(type_w, (int)strlen(types[i]));
-        default_w = MAX(default_w, (int)strlen(default_text(o)));
-        allowed_w = MAX(allowed_w, (int)strlen(allowed[i]));
-    }
-    printf("  %-*s  %-*s  %-*s  %-*s  %s\n", key_w, "KEY", type_w, "TYPE", default_w, "DEFAULT",
-           allowed_w, "ALLOWED", "HELP");
-    for (size_t i = 0; i < n; i++) {
-        const rt_option *o = &desc->options[i];
-        printf("  %-*s  %-*s  %-*s  %-*s  %s\n", key_w, o->key, type_w, types[i], default_w,
-               default_text(o), allowed_w, allowed[i], o->help ? o->help : "");
-        g_free(types[i]);
-        g_free(allowed[i]);
-    }
-    g_free(types);
-    g_free(allowed);
+    g_autoptr(rt_config) cfg = rt_config_new(NULL);
+    const char *prefix = d->kind == RT_PLUGIN_POLICY ? "policy" : NULL;
+    if (!rt_config_add_options(cfg, prefix, d->options, d->n_options, error))
+        return FALSE;
+    printf("\n");
+    rt_config_print_help(cfg, RT_HELP_STYLE_FLAGS, stdout);
+    return TRUE;
 }
 
-static void print_module(const rt_plugin_module *m)
+static int run_show(rt_plugin_registry *registry, const char *name)
 {
+    GError *error = NULL;
+    const rt_plugin_module *m = rt_plugin_registry_find(registry, RT_PLUGIN_ANY, name, &error);
+    if (!m) {
+        print_error(error->message);
+        g_error_free(error);
+        return RT_EXIT_FAILURE;
+    }
     const rt_plugin_desc *d = m->desc;
     const uint32_t *vtable_size = d->vtable;
     printf("%s-%s\n", rt_plugin_kind_to_string(m->kind), m->name);
@@ -309,45 +323,131 @@ static void print_module(const rt_plugin_module *m)
     printf("  %-12s %u bytes, vtable %u bytes\n", "descriptor", (unsigned)d->struct_size,
            (unsigned)*vtable_size);
     printf("  %-12s %s\n", "file", m->path);
-    print_options(d);
+    if (!print_options(d, &error)) { /* the loader checks the table with the same rules */
+        fflush(stdout);
+        fprintf(stderr, "robotrain plugins: %s: its option table: %s\n", m->path, error->message);
+        g_error_free(error);
+        return RT_EXIT_FAILURE;
+    }
+    return RT_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+static int not_a_subcommand(const char *word)
+{
+    const char *names[G_N_ELEMENTS(subcommands)];
+    for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
+        names[i] = subcommands[i].name;
+    const char *near = rt_suggest_nearest(word, names, G_N_ELEMENTS(names));
+    fprintf(stderr, "robotrain plugins: '%s' is neither 'list' nor 'show'.", word);
+    if (near)
+        fprintf(stderr, " Did you mean '%s'?\nTo see a module, run 'robotrain plugins show %s'.\n", near,
+                word);
+    else
+        fprintf(stderr, " To see a module, run\n'robotrain plugins show %s'.\n", word);
+    fprintf(stderr, "See 'robotrain plugins --help'.\n");
+    return RT_EXIT_USAGE;
+}
+
+/* Parses argv (argv[0] is skipped) with sub's flags; *rest receives the operands.
+ * Returns -1 to go on, else the exit status. */
+static int parse(const subcommand *sub, const char *command, int argc, char **argv, rt_config **flags,
+                 char ***rest)
+{
+    *flags = subcommand_flags(sub, command);
+    g_autoptr(GError) error = NULL;
+    if (!rt_config_parse_args(*flags, argc, argv, rest, &error)) {
+        print_error(error->message);
+        return RT_EXIT_USAGE;
+    }
+    return -1;
 }
 
 int rt_cmd_plugins(int argc, char **argv)
 {
-    plugins_args args = { 0 };
-    int status = parse_args(argc, argv, &args);
+    /* "robotrain plugins show NAME ..." or "robotrain plugins [list] ...": the subcommand comes
+     * first, or after the flags, or not at all (list). */
+    const subcommand *sub = argc >= 2 ? find_subcommand(argv[1]) : NULL;
+    gboolean named_first = sub != NULL;
+    if (named_first) {
+        argc--;
+        argv++;
+    } else {
+        sub = LIST;
+    }
+    g_autofree char *command =
+        named_first ? g_strdup_printf("robotrain plugins %s", sub->name) : g_strdup("robotrain plugins");
+    g_autoptr(rt_config) flags = NULL;
+    g_auto(GStrv) rest = NULL;
+    int status = parse(sub, command, argc, argv, &flags, &rest);
     if (status >= 0)
         return status;
 
-    GError *error = NULL;
-    /* The configuration file's plugin_path joins here once the key-file reader exists. */
-    char **folders = rt_plugin_search_path(args.plugin_path, NULL, &error);
-    if (!folders) {
-        fprintf(stderr, "robotrain plugins: %s\n", error->message);
-        g_error_free(error);
-        return RT_EXIT_USAGE;
+    rt_help_request help = rt_config_help_requested(flags);
+    if (help == RT_HELP_TEXT && !named_first) {
+        print_usage(stdout);
+        return RT_EXIT_OK;
     }
-    rt_plugin_registry *registry = rt_plugin_registry_new((const char *const *)folders, &error);
-    g_strfreev(folders);
-    if (!registry) {
-        fprintf(stderr, "robotrain plugins: %s\n", error->message);
-        g_error_free(error);
-        return RT_EXIT_FAILURE;
+    g_autofree char *usage = usage_of(sub, flags);
+    g_autofree char *usage_line =
+        g_strdup_printf("usage: %s\n\n%c%s.", usage, g_ascii_toupper(sub->summary[0]), sub->summary + 1);
+    if (rt_config_handle_help(flags, usage_line, stdout)) {
+        if (help == RT_HELP_TEXT)
+            print_search_order(stdout);
+        return RT_EXIT_OK;
     }
 
-    status = RT_EXIT_OK;
-    if (strcmp(args.action, "show") == 0) {
-        const rt_plugin_module *m = rt_plugin_registry_find(registry, RT_PLUGIN_ANY, args.name, &error);
-        if (m) {
-            print_module(m);
-        } else {
-            fprintf(stderr, "robotrain plugins: %s\n", error->message);
-            g_error_free(error);
-            status = RT_EXIT_FAILURE;
-        }
-    } else {
-        print_list(registry, args.verbose);
+    char **operands = rest;
+    if (!named_first && rest[0]) {
+        /* a subcommand after the flags: parse again with its own flags */
+        sub = find_subcommand(rest[0]);
+        if (!sub)
+            return not_a_subcommand(rest[0]);
+        g_clear_pointer(&flags, rt_config_free);
+        g_clear_pointer(&rest, g_strfreev);
+        g_free(command);
+        command = g_strdup_printf("robotrain plugins %s", sub->name);
+        status = parse(sub, command, argc, argv, &flags, &rest);
+        if (status >= 0)
+            return status;
+        operands = rest + 1; /* rest[0] is the subcommand */
     }
+
+    if (sub == LIST && operands[0]) {
+        fprintf(stderr,
+                "robotrain plugins: unexpected argument '%s': 'list' takes no module name.\n"
+                "See 'robotrain plugins --help'.\n",
+                operands[0]);
+        return RT_EXIT_USAGE;
+    }
+    if (sub == SHOW && (!operands[0] || operands[1])) {
+        if (!operands[0])
+            fprintf(stderr, "robotrain plugins: show needs a module name: robotrain plugins show NAME\n");
+        else
+            fprintf(stderr, "robotrain plugins: unexpected argument '%s': show takes one module name.\n",
+                    operands[1]);
+        fprintf(stderr, "See 'robotrain plugins show --help'.\n");
+        return RT_EXIT_USAGE;
+    }
+
+    search s = {0};
+    status = search_init(&s, flags);
+    if (status >= 0) {
+        search_clear(&s);
+        return status;
+    }
+    GError *error = NULL;
+    rt_plugin_registry *registry = rt_plugin_registry_new((const char *const *)s.folders, &error);
+    if (!registry) {
+        print_error(error->message);
+        g_error_free(error);
+        search_clear(&s);
+        return RT_EXIT_FAILURE;
+    }
+    status = sub == SHOW ? run_show(registry, operands[0])
+                         : run_list(registry, &s, rt_config_get_bool(flags, "verbose"));
     rt_plugin_registry_free(registry);
+    search_clear(&s);
     return status;
 }

@@ -33,43 +33,14 @@ static const rt_cli_command *find_command(const char *name)
     return NULL;
 }
 
-/* The command name closest to a mistyped one, or NULL when none is close. */
-static const char *nearest_command(const char *name)
-{
-    const char *best = NULL;
-    size_t best_distance = 3; /* suggest only within two edits */
-    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
-        const char *c = commands[i].name;
-        size_t n = strlen(name), m = strlen(c);
-        size_t row[64];
-        if (n >= 63 || m >= 63)
-            continue;
-        for (size_t j = 0; j <= m; j++)
-            row[j] = j;
-        for (size_t a = 1; a <= n; a++) {
-            size_t diag = row[0];
-            row[0] = a;
-            for (size_t j = 1; j <= m; j++) {
-                size_t up = row[j];
-                size_t cost = name[a - 1] == c[j - 1] ? 0 : 1;
-                size_t v = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + cost);
-                diag = up;
-                row[j] = v;
-            }
-        }
-        if (row[m] < best_distance) {
-            best_distance = row[m];
-            best = c;
-        }
-    }
-    return best;
-}
-
 static int run_command(const char *name, int argc, char **argv)
 {
     const rt_cli_command *cmd = find_command(name);
     if (!cmd) {
-        const char *near = nearest_command(name);
+        const char *names[G_N_ELEMENTS(commands)];
+        for (size_t i = 0; i < G_N_ELEMENTS(commands); i++)
+            names[i] = commands[i].name;
+        const char *near = rt_suggest_nearest(name, names, G_N_ELEMENTS(names));
         fprintf(stderr, "robotrain: '%s' is not a robotrain command.", name);
         if (near)
             fprintf(stderr, " Did you mean '%s'?", near);

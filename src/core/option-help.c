@@ -86,8 +86,10 @@ static char *details(const rt_option *row)
     }
     if (row->flags & RT_OPT_REQUIRED) {
         g_string_append(s, " Required.");
-    } else if (row->default_value || row->null_text) {
-        g_autofree char *def = opt_describe_default(row);
+    } else if (row->default_value && !row->default_value[0]) {
+        g_string_append(s, " Default: \"\" (empty).");
+    } else {
+        g_autofree char *def = opt_describe_default(row); /* "null" when the default is unset */
         g_string_append_printf(s, " Default: %s.", def);
     }
     return g_string_free(s, FALSE);

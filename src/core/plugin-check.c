@@ -30,8 +30,8 @@ gboolean rt_plugin_desc_check_abi(const rt_plugin_desc *desc, const char *path, 
         if (RT_PLUGIN_ABI_MINOR == 0)
             g_snprintf(accepted, sizeof accepted, "only modules built for ABI %d.0", RT_PLUGIN_ABI_MAJOR);
         else
-            g_snprintf(accepted, sizeof accepted, "modules built for ABI %d.0 to %d.%d",
-                       RT_PLUGIN_ABI_MAJOR, RT_PLUGIN_ABI_MAJOR, RT_PLUGIN_ABI_MINOR);
+            g_snprintf(accepted, sizeof accepted, "modules built for ABI %d.0 to %d.%d", RT_PLUGIN_ABI_MAJOR,
+                       RT_PLUGIN_ABI_MAJOR, RT_PLUGIN_ABI_MINOR);
         g_set_error(error, RT_ERROR, RT_ERROR_PLUGIN,
                     "%s: built for plugin ABI %u.%u, but this robotrain (%s) has plugin ABI %d.%d "
                     "and loads %s; rebuild the module against this robotrain",
@@ -51,8 +51,8 @@ gboolean rt_plugin_desc_check_abi(const rt_plugin_desc *desc, const char *path, 
     return TRUE;
 }
 
-gboolean rt_plugin_desc_check_fields(const rt_plugin_desc *desc, const char *path,
-                                     rt_plugin_kind file_kind, const char *file_name, GError **error)
+gboolean rt_plugin_desc_check_fields(const rt_plugin_desc *desc, const char *path, rt_plugin_kind file_kind,
+                                     const char *file_name, GError **error)
 {
     const char *kind = rt_plugin_kind_to_string((rt_plugin_kind)desc->kind);
     const char *file_kind_name = rt_plugin_kind_to_string(file_kind);
@@ -83,8 +83,8 @@ gboolean rt_plugin_desc_check_fields(const rt_plugin_desc *desc, const char *pat
     }
     if (!desc->vtable) {
         g_set_error(error, RT_ERROR, RT_ERROR_PLUGIN,
-                    "%s: its descriptor has no vtable (the %s interface, its last field); " FIX_IT,
-                    path, kind);
+                    "%s: its descriptor has no vtable (the %s interface, its last field); " FIX_IT, path,
+                    kind);
         return FALSE;
     }
     uint32_t vtable_size;
@@ -99,24 +99,13 @@ gboolean rt_plugin_desc_check_fields(const rt_plugin_desc *desc, const char *pat
     return rt_plugin_options_check(desc->options, desc->n_options, path, error);
 }
 
-static gboolean option_error(GError **error, const char *path, size_t index, const rt_option *row,
-                             const char *what)
-{
-    g_set_error(error, RT_ERROR, RT_ERROR_PLUGIN,
-                "%s: option %zu (%s) %s; fix the module's option table and rebuild it", path,
-                index + 1, row->key && *row->key ? row->key : "without a key", what);
-    return FALSE;
-}
-
-gboolean rt_plugin_options_check(const rt_option *options, size_t n_options, const char *path,
-                                 GError **error)
+gboolean rt_plugin_options_check(const rt_option *options, size_t n_options, const char *path, GError **error)
 {
     if (n_options == 0)
         return TRUE;
     if (!options) {
         g_set_error(error, RT_ERROR, RT_ERROR_PLUGIN,
-                    "%s: its descriptor declares %zu options but no option table; " FIX_IT, path,
-                    n_options);
+                    "%s: its descriptor declares %zu options but no option table; " FIX_IT, path, n_options);
         return FALSE;
     }
     if (n_options > RT_PLUGIN_MAX_OPTIONS) {
@@ -126,24 +115,26 @@ gboolean rt_plugin_options_check(const rt_option *options, size_t n_options, con
                     path, n_options, RT_PLUGIN_MAX_OPTIONS);
         return FALSE;
     }
-    GHashTable *keys = g_hash_table_new(g_str_hash, g_str_equal);
-    gboolean ok = TRUE;
-    for (size_t i = 0; i < n_options && ok; i++) {
-        const rt_option *row = &options[i];
-        if (!row->key || !*row->key)
-            ok = option_error(error, path, i, row, "has no key");
-        else if (!g_hash_table_add(keys, (gpointer)row->key))
-            ok = option_error(error, path, i, row, "is declared twice");
-        else if ((unsigned)row->type > RT_OPT_PATH)
-            ok = option_error(error, path, i, row, "has an unknown type");
-        else if (row->type == RT_OPT_ENUM && (!row->choices || !row->choices[0]))
-            ok = option_error(error, path, i, row, "is an enum without choices");
-        else if (row->type == RT_OPT_LIST && row->item_type != RT_OPT_INT &&
-                 row->item_type != RT_OPT_FLOAT && row->item_type != RT_OPT_STRING)
-            ok = option_error(error, path, i, row, "is a list whose item type is not int, float or string");
-        else if ((row->flags & RT_OPT_RANGE) && !(row->min <= row->max))
-            ok = option_error(error, path, i, row, "has a range whose minimum is above its maximum");
+    for (size_t i = 0; i < n_options; i++) {
+        if (!options[i].key || !*options[i].key) {
+            g_set_error(error, RT_ERROR, RT_ERROR_PLUGIN,
+                        "%s: option %zu of its table has no key; fix the module's option table and "
+                        "rebuild it (see robotrain-plugin(7))",
+                        path, i + 1);
+            return FALSE;
+        }
     }
-    g_hash_table_unref(keys);
+    /* The rules of the option parser itself (robotrain/option.h), so that every table the
+     * loader accepts is one that --policy.* flags, config files and --help can use. */
+    rt_config *trial = rt_config_new(NULL);
+    GError *problem = NULL;
+    gboolean ok = rt_config_add_options(trial, NULL, options, n_options, &problem);
+    rt_config_free(trial);
+    if (!ok) {
+        g_set_error(error, RT_ERROR, RT_ERROR_PLUGIN,
+                    "%s: %s; fix the module's option table and rebuild it (see robotrain-plugin(7))", path,
+                    problem->message);
+        g_error_free(problem);
+    }
     return ok;
 }

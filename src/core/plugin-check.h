@@ -26,12 +26,13 @@ gboolean rt_plugin_desc_check_abi(const rt_plugin_desc *desc, const char *path, 
 /* TRUE when the content of an ABI-compatible desc is usable: a known kind equal to file_kind
  * (from the file name), a name equal to file_name (with '-' and '_' the same), a vtable that
  * starts with a nonzero struct_size, and a well-formed option table. */
-gboolean rt_plugin_desc_check_fields(const rt_plugin_desc *desc, const char *path,
-                                     rt_plugin_kind file_kind, const char *file_name, GError **error);
+gboolean rt_plugin_desc_check_fields(const rt_plugin_desc *desc, const char *path, rt_plugin_kind file_kind,
+                                     const char *file_name, GError **error);
 
-/* TRUE when the n_options rows of options are well formed: each has a non-empty key used once,
- * a known type, choices for an enum, a numeric item type for a list, and min <= max for a
- * range. options may be NULL only when n_options is 0. */
+/* TRUE when the n_options rows of options are well formed: each has a key, and the table is
+ * one rt_config_add_options() accepts (keys used once and not both an option and a group, known
+ * types, help text, choices for an enum, valid defaults, sane ranges and flags). options may be
+ * NULL only when n_options is 0. */
 gboolean rt_plugin_options_check(const rt_option *options, size_t n_options, const char *path,
                                  GError **error);
 

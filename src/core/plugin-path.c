@@ -32,15 +32,13 @@ static void add_unique(GPtrArray *folders, char *folder)
     g_ptr_array_add(folders, folder);
 }
 
-/* Appends the entries of the colon-separated list to folders, skipping empty entries and
+/* Appends entries (NULL-terminated; NULL is none) to folders, skipping empty entries and
  * folders already present. With must_exist, an entry that is not a folder is an error. */
-static gboolean add_list(GPtrArray *folders, const char *list, gboolean must_exist, GError **error)
+static gboolean add_folders(GPtrArray *folders, const char *const *entries, gboolean must_exist,
+                            GError **error)
 {
-    if (!list)
-        return TRUE;
-    char **entries = g_strsplit(list, G_SEARCHPATH_SEPARATOR_S, -1);
     gboolean ok = TRUE;
-    for (char **e = entries; *e && ok; e++) {
+    for (const char *const *e = entries; e && *e && ok; e++) {
         if (!**e)
             continue;
         char *folder = absolute_folder(*e);
@@ -55,23 +53,34 @@ static gboolean add_list(GPtrArray *folders, const char *list, gboolean must_exi
             add_unique(folders, folder);
         }
     }
+    return ok;
+}
+
+/* The same for a colon-separated list (NULL is none). */
+static gboolean add_list(GPtrArray *folders, const char *list, gboolean must_exist, GError **error)
+{
+    if (!list)
+        return TRUE;
+    char **entries = g_strsplit(list, G_SEARCHPATH_SEPARATOR_S, -1);
+    gboolean ok = add_folders(folders, (const char *const *)entries, must_exist, error);
     g_strfreev(entries);
     return ok;
 }
 
 char **rt_plugin_search_path_from(const char *flag_value, const char *env_value,
-                                  const char *keyfile_value, const char *user_data_dir,
+                                  const char *const *keyfile_folders, const char *user_data_dir,
                                   const char *plugindir, GError **error)
 {
     g_return_val_if_fail(error == NULL || *error == NULL, NULL);
     GPtrArray *folders = g_ptr_array_new_with_free_func(g_free);
-    char *user_folder =
-        user_data_dir && *user_data_dir ? g_build_filename(user_data_dir, "robotrain", "plugins", NULL) : NULL;
-    /* The user and built-in folders are single folders: they are never split at ':'. */
+    char *user_folder = user_data_dir && *user_data_dir
+                            ? g_build_filename(user_data_dir, "robotrain", "plugins", NULL)
+                            : NULL;
+    /* Key-file entries and the user and built-in folders are whole folders: never split at ':'. */
     gboolean ok = add_list(folders, flag_value, TRUE, error) && add_list(folders, env_value, FALSE, NULL) &&
-                  add_list(folders, keyfile_value, FALSE, NULL);
+                  add_folders(folders, keyfile_folders, FALSE, NULL);
     if (ok) {
-        const char *singles[] = { user_folder, plugindir };
+        const char *singles[] = {user_folder, plugindir};
         for (size_t i = 0; i < G_N_ELEMENTS(singles); i++) {
             if (singles[i] && *singles[i])
                 add_unique(folders, absolute_folder(singles[i]));
@@ -86,8 +95,8 @@ char **rt_plugin_search_path_from(const char *flag_value, const char *env_value,
     return (char **)g_ptr_array_free(folders, FALSE);
 }
 
-char **rt_plugin_search_path(const char *flag_value, const char *keyfile_value, GError **error)
+char **rt_plugin_search_path(const char *flag_value, const char *const *keyfile_folders, GError **error)
 {
-    return rt_plugin_search_path_from(flag_value, g_getenv("ROBOTRAIN_PLUGIN_PATH"), keyfile_value,
+    return rt_plugin_search_path_from(flag_value, g_getenv("ROBOTRAIN_PLUGIN_PATH"), keyfile_folders,
                                       g_get_user_data_dir(), RT_PLUGINDIR, error);
 }

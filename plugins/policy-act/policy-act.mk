@@ -1,0 +1,1 @@
+## plugins/policy-act: the ACT policy module (see the top-level Makefile.am).

@@ -1,0 +1,1 @@
+## src/dist/launcher: robotrain launch and the config questionnaire (see the top-level Makefile.am).

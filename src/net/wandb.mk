@@ -1,0 +1,1 @@
+## src/net/wandb: Weights & Biases client (see the top-level Makefile.am).

@@ -1,0 +1,1 @@
+## src/train: the training loop, checkpoints, schedules, metrics (see the top-level Makefile.am).
