@@ -62,7 +62,7 @@ DEF_TEST(info_features)
     EXPECT_EQ_INT(RT_FEATURE_TYPE_ACTION, f->type);
     f = g_ptr_array_index(info->features, 2);
     EXPECT_EQ_INT(RT_FEATURE_TYPE_ENV, f->type);
-    EXPECT_EQ_INT(RT_DTYPE_F64, f->storage);
+    EXPECT_EQ_INT(RT_F64, f->storage);
     f = g_ptr_array_index(info->features, 3);
     EXPECT_EQ_INT(RT_FEATURE_VIDEO, f->kind);
     EXPECT_EQ_INT(RT_FEATURE_TYPE_VISUAL, f->type);
@@ -76,7 +76,7 @@ DEF_TEST(info_features)
     EXPECT_EQ_INT(48, f->height);
     EXPECT_EQ_INT(64, f->width);
     f = g_ptr_array_index(info->features, 5);
-    EXPECT_EQ_INT(RT_DTYPE_BOOL, f->storage);
+    EXPECT_EQ_INT(RT_BOOL, f->storage);
     EXPECT_EQ_INT(RT_FEATURE_TYPE_NONE, f->type);
     f = g_ptr_array_index(info->features, 6);
     EXPECT_EQ_INT(RT_FEATURE_STRING, f->kind);

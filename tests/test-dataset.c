@@ -70,9 +70,9 @@ DEF_TEST(tiny_metadata)
     EXPECT_EQ_STR("av1", cam->video_codec);
     EXPECT_EQ_STR("yuv420p", cam->video_pix_fmt);
     const rt_feature *state = rt_dataset_find_feature(ds, "observation.state");
-    EXPECT_EQ_INT(RT_DTYPE_F32, state->storage);
+    EXPECT_EQ_INT(RT_F32, state->storage);
     EXPECT_EQ_INT(2, state->numel);
-    EXPECT_EQ_INT(RT_DTYPE_I64, rt_dataset_find_feature(ds, "index")->storage);
+    EXPECT_EQ_INT(RT_I64, rt_dataset_find_feature(ds, "index")->storage);
     /* episodes and tasks */
     EXPECT_EQ_INT(2, rt_dataset_num_episodes(ds));
     for (int e = 0; e < 2; e++) {
@@ -190,7 +190,7 @@ DEF_TEST(tiny_action_chunks_and_padding)
     EXPECT_EQ_INT(2, af->ndim);
     EXPECT_EQ_INT(100, af->shape[0]);
     EXPECT_EQ_INT(2, af->shape[1]);
-    EXPECT_EQ_INT(RT_DTYPE_BOOL, rt_batch_layout_field(layout, fp)->dtype);
+    EXPECT_EQ_INT(RT_BOOL, rt_batch_layout_field(layout, fp)->dtype);
     EXPECT_EQ_INT(100, rt_batch_layout_field(layout, fp)->shape[0]);
     EXPECT_EQ_INT(0, rt_batch_layout_field(layout, fi)->ndim); /* shape-[1] columns are 0-d */
     EXPECT_EQ_INT(1, rt_batch_layout_field(layout, fs)->ndim);
@@ -453,8 +453,8 @@ DEF_TEST(image_dataset)
     EXPECT_EQ_INT(12, img->width);
     const rt_feature *env = rt_dataset_find_feature(ds, "observation.environment_state");
     EXPECT_EQ_INT(RT_FEATURE_TYPE_ENV, env->type);
-    EXPECT_EQ_INT(RT_DTYPE_F64, env->storage);
-    EXPECT_EQ_INT(RT_DTYPE_BOOL, rt_dataset_find_feature(ds, "next.done")->storage);
+    EXPECT_EQ_INT(RT_F64, env->storage);
+    EXPECT_EQ_INT(RT_BOOL, rt_dataset_find_feature(ds, "next.done")->storage);
     /* tasks.parquet names its text column __index_level_0__, as pandas does */
     EXPECT_EQ_STR("Place the cube.", rt_dataset_task_by_index(ds, 1));
     /* ImageNet stats for the image feature, which has none in stats.json */

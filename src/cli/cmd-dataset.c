@@ -386,7 +386,7 @@ bad:
 static void print_value(const rt_feature *f, const void *values, int64_t i)
 {
     switch (f->storage) {
-    case RT_DTYPE_F32: {
+    case RT_F32: {
         double v = ((const float *)values)[i];
         if (isfinite(v))
             printf("%.9g", v);
@@ -394,7 +394,7 @@ static void print_value(const rt_feature *f, const void *values, int64_t i)
             printf("%s", isnan(v) ? "NaN" : v < 0 ? "-Infinity" : "Infinity");
         break;
     }
-    case RT_DTYPE_F64: {
+    case RT_F64: {
         double v = ((const double *)values)[i];
         if (isfinite(v))
             printf("%.17g", v);
@@ -402,11 +402,14 @@ static void print_value(const rt_feature *f, const void *values, int64_t i)
             printf("%s", isnan(v) ? "NaN" : v < 0 ? "-Infinity" : "Infinity");
         break;
     }
-    case RT_DTYPE_I64:
+    case RT_I64:
         printf("%" G_GINT64_FORMAT, ((const int64_t *)values)[i]);
         break;
-    case RT_DTYPE_BOOL:
+    case RT_BOOL:
         printf("%s", ((const uint8_t *)values)[i] ? "true" : "false");
+        break;
+    default: /* the dataset stores no other dtype */
+        printf("null");
         break;
     }
 }

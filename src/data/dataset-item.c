@@ -70,7 +70,7 @@ rt_batch_layout *rt_batch_layout_new(const rt_dataset *ds, int64_t capacity)
             p.key = g_string_chunk_insert(l->keys, key);
             p.feature = i;
             p.is_pad = TRUE;
-            p.dtype = RT_DTYPE_BOOL;
+            p.dtype = RT_BOOL;
             p.ndim = 1;
             p.shape[0] = (int64_t)t;
             p.numel = (int64_t)t;
@@ -339,8 +339,8 @@ gboolean rt_dataset_reader_fill(rt_dataset_reader *r, int64_t item, rt_batch *ba
             const rt_feature *tsf = rt_dataset_feature(ds, ds->ts_feature);
             for (size_t t = 0; t < n; t++) {
                 int64_t i = base + r->rows[t];
-                double ts = tsf->storage == RT_DTYPE_F32 ? ((const float *)ds->columns[ds->ts_feature])[i]
-                                                         : ((const double *)ds->columns[ds->ts_feature])[i];
+                double ts = tsf->storage == RT_F32 ? ((const float *)ds->columns[ds->ts_feature])[i]
+                                                   : ((const double *)ds->columns[ds->ts_feature])[i];
                 r->timestamps[t] = from + ts;
             }
             rt_video_decoder *dec = get_decoder(r, path, f, error);

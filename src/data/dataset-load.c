@@ -23,16 +23,16 @@ static int feature_column(rt_parquet_file *f, const rt_feature *feat, GError **e
     const rt_parquet_column *col = rt_parquet_file_column(f, c);
     gboolean type_ok;
     switch (feat->storage) {
-    case RT_DTYPE_F32:
+    case RT_F32:
         type_ok = col->physical == RT_PARQUET_FLOAT;
         break;
-    case RT_DTYPE_F64:
+    case RT_F64:
         type_ok = col->physical == RT_PARQUET_DOUBLE;
         break;
-    case RT_DTYPE_I64:
+    case RT_I64:
         type_ok = col->physical == RT_PARQUET_INT64 || col->physical == RT_PARQUET_INT32;
         break;
-    case RT_DTYPE_BOOL:
+    case RT_BOOL:
     default:
         type_ok = col->physical == RT_PARQUET_BOOLEAN;
         break;
@@ -149,8 +149,8 @@ static gboolean check_episode(rt_dataset *ds, int64_t k, GError **error)
     double period = 1.0 / ds->info->fps;
     for (int64_t f = 1; f < e->length; f++) {
         int64_t i = base + f;
-        double a = tsf->storage == RT_DTYPE_F32 ? ((const float *)ts)[i - 1] : ((const double *)ts)[i - 1];
-        double b = tsf->storage == RT_DTYPE_F32 ? ((const float *)ts)[i] : ((const double *)ts)[i];
+        double a = tsf->storage == RT_F32 ? ((const float *)ts)[i - 1] : ((const double *)ts)[i - 1];
+        double b = tsf->storage == RT_F32 ? ((const float *)ts)[i] : ((const double *)ts)[i];
         if (!(fabs(b - a - period) <= ds->tolerance)) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                         "%s: timestamps of episode %" G_GINT64_FORMAT

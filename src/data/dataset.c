@@ -14,35 +14,6 @@
 const double rt_imagenet_mean[3] = {0.485, 0.456, 0.406};
 const double rt_imagenet_std[3] = {0.229, 0.224, 0.225};
 
-size_t rt_dtype_size(rt_dtype dtype)
-{
-    switch (dtype) {
-    case RT_DTYPE_F32:
-        return 4;
-    case RT_DTYPE_F64:
-    case RT_DTYPE_I64:
-        return 8;
-    case RT_DTYPE_BOOL:
-        return 1;
-    }
-    return 0;
-}
-
-const char *rt_dtype_name(rt_dtype dtype)
-{
-    switch (dtype) {
-    case RT_DTYPE_F32:
-        return "float32";
-    case RT_DTYPE_F64:
-        return "float64";
-    case RT_DTYPE_I64:
-        return "int64";
-    case RT_DTYPE_BOOL:
-        return "bool";
-    }
-    return "?";
-}
-
 void rt_dataset_options_init(rt_dataset_options *options)
 {
     memset(options, 0, sizeof *options);

@@ -31,6 +31,8 @@
 
 #include <glib.h>
 
+#include <robotrain/tensor.h>
+
 G_BEGIN_DECLS
 
 typedef struct rt_dataset rt_dataset;
@@ -59,18 +61,10 @@ typedef enum {
     RT_FEATURE_TYPE_ENV,
 } rt_feature_type;
 
-/* Element types of items and batches. */
-typedef enum {
-    RT_DTYPE_F32,  /* float32 features, camera frames (float in [0, 1]) */
-    RT_DTYPE_F64,  /* float64 features */
-    RT_DTYPE_I64,  /* every integer dtype (int8 .. int64, uint8 .. uint32) */
-    RT_DTYPE_BOOL, /* bool features and <key>_is_pad: one byte, 0 or 1 */
-} rt_dtype;
-
-/* Bytes per element. */
-size_t rt_dtype_size(rt_dtype dtype);
-/* "float32", "float64", "int64", "bool". Returns (transfer none) a static string. */
-const char *rt_dtype_name(rt_dtype dtype);
+/* Items and batches hold values as the core's rt_dtype (robotrain/tensor.h): RT_F32 for float32
+ * features and camera frames (float in [0, 1]), RT_F64 for float64, RT_I64 for every integer
+ * dtype (int8 .. int64, uint8 .. uint32), RT_BOOL (one byte, 0 or 1) for bool features and
+ * <key>_is_pad; so a batch field can be handed to an rt_input of the same dtype as it is. */
 
 #define RT_FEATURE_MAX_DIMS 5
 

@@ -39,9 +39,8 @@ static const struct {
     const char *dtype;
     rt_dtype storage;
 } numeric_dtypes[] = {
-    {"float32", RT_DTYPE_F32}, {"float64", RT_DTYPE_F64}, {"int64", RT_DTYPE_I64}, {"int32", RT_DTYPE_I64},
-    {"int16", RT_DTYPE_I64},   {"int8", RT_DTYPE_I64},    {"uint8", RT_DTYPE_I64}, {"uint16", RT_DTYPE_I64},
-    {"uint32", RT_DTYPE_I64},  {"bool", RT_DTYPE_BOOL},
+    {"float32", RT_F32}, {"float64", RT_F64}, {"int64", RT_I64},  {"int32", RT_I64},  {"int16", RT_I64},
+    {"int8", RT_I64},    {"uint8", RT_I64},   {"uint16", RT_I64}, {"uint32", RT_I64}, {"bool", RT_BOOL},
 };
 
 static gboolean is_channel_name(JsonArray *names, guint i)
@@ -184,7 +183,7 @@ static gboolean parse_feature(rt_meta_info *info, const char *key, JsonNode *nod
         return FALSE;
     if (strcmp(dtype, "video") == 0 || strcmp(dtype, "image") == 0) {
         f->kind = strcmp(dtype, "video") == 0 ? RT_FEATURE_VIDEO : RT_FEATURE_IMAGE;
-        f->storage = RT_DTYPE_F32;
+        f->storage = RT_F32;
         if (!parse_camera(fo, f, info->strings, name, where, error))
             return FALSE;
     } else if (strcmp(dtype, "string") == 0 || strcmp(dtype, "language") == 0) {
@@ -223,9 +222,9 @@ static gboolean check_default_features(const rt_meta_info *info, const char *nam
             return FALSE;
         }
         const rt_feature *f = g_ptr_array_index(info->features, k);
-        rt_dtype want = i == 0 ? RT_DTYPE_F32 : RT_DTYPE_I64;
+        rt_dtype want = i == 0 ? RT_F32 : RT_I64;
         if (f->kind != RT_FEATURE_NUMERIC || f->numel != 1 || (f->storage != want && i != 0) ||
-            (i == 0 && f->storage != RT_DTYPE_F32 && f->storage != RT_DTYPE_F64)) {
+            (i == 0 && f->storage != RT_F32 && f->storage != RT_F64)) {
             g_set_error(
                 error, RT_ERROR, RT_ERROR_FORMAT,
                 "%s: features.%s must be a scalar (shape [1]) of dtype %s; it is %s with %" G_GINT64_FORMAT

@@ -87,7 +87,7 @@ rt_normalizer *rt_normalizer_new(const rt_dataset *ds, const rt_norm_map *map, G
         feature_norm *fn = &norm->f[i];
         rt_norm_mode mode = f->type == RT_FEATURE_TYPE_NONE ? RT_NORM_IDENTITY : map->mode[f->type];
         const rt_feature_stats *st = rt_dataset_stats(ds, f->name);
-        if (mode == RT_NORM_IDENTITY || !st || (f->storage != RT_DTYPE_F32 && f->storage != RT_DTYPE_F64))
+        if (mode == RT_NORM_IDENTITY || !st || (f->storage != RT_F32 && f->storage != RT_F64))
             continue;
         gboolean camera = f->kind == RT_FEATURE_VIDEO || f->kind == RT_FEATURE_IMAGE;
         rt_stat lo, hi;
@@ -242,9 +242,9 @@ void rt_normalizer_apply_batch(const rt_normalizer *norm, rt_batch *batch)
         size_t per_frame = (size_t)(fn->n * fn->repeat);
         size_t frames = (size_t)bf->numel / per_frame * (size_t)batch->size;
         void *data = rt_batch_field_data(batch, i);
-        if (bf->dtype == RT_DTYPE_F32)
+        if (bf->dtype == RT_F32)
             rt_normalizer_apply_f32(norm, bf->feature, data, frames, FALSE);
-        else if (bf->dtype == RT_DTYPE_F64)
+        else if (bf->dtype == RT_F64)
             rt_normalizer_apply_f64(norm, bf->feature, data, frames, FALSE);
     }
 }
