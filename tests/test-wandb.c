@@ -754,8 +754,15 @@ DEF_TEST(offline_then_sync)
     g_auto(GStrv) lines = wbt_read_lines(hist);
     EXPECT_EQ_INT(4, lines ? g_strv_length(lines) : 0);
 
-    /* sync OUTPUT_DIR: creates the run with the saved settings, sends the lines, finishes it. */
+    /* While W&B is down, sync tries a few times and then says to run it again. */
     guint n = 0;
+    wbt_server_control(&srv, "{\"down\": true}");
+    OK(!rt_wandb_sync(dir, &s, &n, &err));
+    OK(err && strstr(err->message, "cannot reach W&B at") != NULL);
+    EXPECT_ERROR(err, "cannot sync the W&B run folder");
+    wbt_server_control(&srv, "{}");
+
+    /* sync OUTPUT_DIR: creates the run with the saved settings, sends the lines, finishes it. */
     OK(rt_wandb_sync(dir, &s, &n, &err));
     EXPECT_NO_ERROR(err);
     EXPECT_EQ_INT(1, n);
@@ -768,9 +775,13 @@ DEF_TEST(offline_then_sync)
     OK(json_object_get_boolean_member(so, "complete"));
     EXPECT_EQ_INT(0, wbt_run_int(srun, "exitcode"));
     json_node_unref(srun);
-    /* Again: nothing is sent twice. */
+    /* Again: nothing to send, nothing sent. */
+    g_autoptr(GPtrArray) before = wbt_server_records(&srv);
     OK(rt_wandb_sync(run_dir, &s, &n, &err));
     EXPECT_NO_ERROR(err);
+    EXPECT_EQ_INT(0, n);
+    g_autoptr(GPtrArray) after = wbt_server_records(&srv);
+    EXPECT_EQ_INT(before->len, after->len);
     CHECK(check_steps(&srv, key, 1, 1, 4));
 
     /* Folders that hold no run. */
@@ -808,8 +819,10 @@ DEF_TEST(slow_server_does_not_block)
     }
     double total = (double)(g_get_monotonic_time() - t0) / 1e6;
     printf("# 100 logs took %.4f s (slowest %.4f s) against a server answering in 1 s\n", total, worst / 1e6);
-    OK(total < 0.5);
-    OK(worst < 250000);
+    /* Waiting for the server even once would take 1 s; the margin is for valgrind, which runs
+     * one thread at a time. */
+    OK(total < 0.9);
+    OK(worst < 900000);
     OK(rt_wandb_run_finish(run, 0, 30000, &err));
     EXPECT_NO_ERROR(err);
     g_autofree char *key = run_key("ent", "proj", rt_wandb_run_get_id(run));
@@ -891,8 +904,10 @@ DEF_TEST(disabled)
 
 int main(void)
 {
-    if (!g_find_program_in_path("python3"))
+    char *python = g_find_program_in_path("python3");
+    if (!python)
         SKIP_ALL("python3 is not installed: the W&B stand-in server cannot run");
+    g_free(python);
     /* Hermetic: no user settings, no proxy for the loopback server. */
     const char *unset[] = {"WANDB_API_KEY", "WANDB_BASE_URL", "WANDB_MODE", "WANDB_PROJECT", "WANDB_ENTITY",
                            "WANDB_RUN_ID",  "NETRC",          "http_proxy", "https_proxy",   "HTTP_PROXY",

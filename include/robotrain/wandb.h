@@ -121,8 +121,8 @@ typedef struct rt_wandb_run rt_wandb_run;
 /* Creates the run (or resumes it, with settings->resume or a known run id), creates its folder
  * and starts the sending thread. Online, the run is created on the server before this returns;
  * when the server cannot be reached (or answers 429 / 5xx) a warning says so and the thread
- * keeps trying while lines wait in the folder. Fails (nothing created on disk beyond the folder)
- * on: a bad setting (RT_ERROR_INVALID_ARG, naming the flag or variable), no API key online, a
+ * keeps trying while lines wait in the folder. Fails (a folder created by this call is removed
+ * again) on: a bad setting (RT_ERROR_INVALID_ARG, naming the flag or variable), no API key online, a
  * key the server refuses (RT_ERROR_NETWORK; the message says to set WANDB_API_KEY or to run with
  * --wandb.mode=offline, and never shows the key), another error from the server (its message),
  * a folder that cannot be written or is in use by another process (RT_ERROR_IO).
@@ -194,10 +194,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(rt_wandb_run, rt_wandb_run_free)
  * run folder (holding run.json) or a folder of them (OUTPUT_DIR/wandb, or OUTPUT_DIR). Each run
  * is created or updated with its saved settings, its history lines the server does not have are
  * sent (the server's line count and the folder's record decide which), and a finished run is
- * marked finished. settings gives the server and key (base_url, api_key, request_timeout_ms,
- * retry_min_ms; NULL: the environment and defaults). *n_synced (may be NULL) receives the number
- * of runs sent. Fails on the first run that cannot be sent (the message names its folder);
- * running it again continues where it stopped. */
+ * marked finished; a folder the server has entirely is left alone. Transient failures are retried
+ * a few times (from retry_min_ms on). settings gives the server and key (base_url, api_key,
+ * request_timeout_ms, retry_min_ms, retry_max_ms; NULL: the environment and defaults).
+ * *n_synced (may be NULL) receives the number of runs that had something to send. Fails on the first run that
+ * cannot be sent (the message names its folder); running it again continues where it stopped. */
 gboolean rt_wandb_sync(const char *dir, const rt_wandb_settings *settings, guint *n_synced, GError **error);
 
 /* Asks the server who owns the API key (GraphQL viewer). *entity (may be NULL) receives the key's

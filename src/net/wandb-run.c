@@ -202,7 +202,7 @@ static gpointer sender_main(gpointer data)
 {
     rt_wandb_run *run = data;
     gint64 last_request = g_get_monotonic_time();
-    gboolean outage = run->retry_at != 0;
+    gboolean outage = run->retry_at != 0, stop_announced = FALSE;
 
     g_mutex_lock(&run->lock);
     for (;;) {
@@ -249,22 +249,37 @@ static gpointer sender_main(gpointer data)
         g_mutex_unlock(&run->lock);
         GError *err = NULL;
         wb_result r = do_work(run, work, lines, bytes, &err);
-        g_mutex_lock(&run->lock);
 
+        /* Messages are logged without the lock: a slow stderr must not hold up rt_wandb_log(). */
         last_request = g_get_monotonic_time();
         if (r == WB_OK) {
-            run->stats.requests++;
-            run->stats.lines_sent = (guint64)run->st.history_sent;
-            run->backoff_ms = 0;
-            run->retry_at = 0;
-            g_clear_error(&run->net_error);
             if (outage)
                 g_message("W&B answers again: sending the metrics kept in %s", run->dir);
             outage = FALSE;
-            if (run->stream.stopped && !run->stop_requested) {
-                run->stop_requested = TRUE;
+            run->backoff_ms = 0;
+            run->retry_at = 0;
+            if (run->stream.stopped && !stop_announced) {
                 g_message("W&B run %s was stopped from the W&B interface", run->id);
+                stop_announced = TRUE;
             }
+        } else if (r == WB_RETRY) {
+            run->backoff_ms = run->backoff_ms ? MIN(run->backoff_ms * 2, run->server.retry_max_ms)
+                                              : run->server.retry_min_ms;
+            run->retry_at = last_request + (gint64)run->backoff_ms * 1000;
+            if (!outage)
+                g_warning("%s; the run's metrics are kept in %s and sent when W&B answers again",
+                          err->message, run->dir);
+            outage = TRUE;
+        } else if (r != WB_ABORTED) {
+            g_warning("%s; no more metrics are sent, they are kept in %s", err->message, run->dir);
+        }
+
+        g_mutex_lock(&run->lock);
+        if (r == WB_OK) {
+            run->stats.requests++;
+            run->stats.lines_sent = (guint64)run->st.history_sent;
+            run->stop_requested = run->stream.stopped;
+            g_clear_error(&run->net_error);
             if (work == WORK_FINISH)
                 break;
         } else if (r == WB_ABORTED) {
@@ -272,18 +287,7 @@ static gpointer sender_main(gpointer data)
             break;
         } else {
             run->stats.failures++;
-            if (r == WB_RETRY) {
-                run->backoff_ms = run->backoff_ms ? MIN(run->backoff_ms * 2, run->server.retry_max_ms)
-                                                  : run->server.retry_min_ms;
-                run->retry_at = last_request + (gint64)run->backoff_ms * 1000;
-                if (!outage)
-                    g_warning("%s; the run's metrics are kept in %s and sent when W&B answers again",
-                              err->message, run->dir);
-                outage = TRUE;
-            } else {
-                run->fatal = TRUE;
-                g_warning("%s; no more metrics are sent, they are kept in %s", err->message, run->dir);
-            }
+            run->fatal = r != WB_RETRY;
             g_clear_error(&run->net_error);
             run->net_error = err;
         }

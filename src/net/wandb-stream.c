@@ -166,6 +166,13 @@ wb_result wb_stream_send_lines(wb_stream *s, wb_http *http, gint64 lines, gint64
         n++;
         p = nl + 1;
     }
+    if (n == 0) {
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s is damaged: no complete line after byte %" G_GINT64_FORMAT
+                    " where line %" G_GINT64_FORMAT " should start",
+                    s->hist->path, s->send_offset, st->history_sent + 1);
+        return WB_FATAL;
+    }
     g_string_append(s->body, "]},\"wandb-summary.json\":{\"offset\":0,\"content\":[");
     g_autoptr(GString) summary = g_string_new(NULL);
     rt_wandb_summary_format(&s->summary, summary);

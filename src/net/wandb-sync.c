@@ -45,8 +45,10 @@ static wb_result finish_fn(wb_stream *s, wb_http *http, gint64 lines, gint64 byt
     return wb_stream_send_finish(s, http, error);
 }
 
-static gboolean sync_one(const char *dir, const wb_server *srv, GError **error)
+/* *sent: whether the folder had anything the server lacked. */
+static gboolean sync_one(const char *dir, const wb_server *srv, gboolean *sent, GError **error)
 {
+    *sent = FALSE;
     int lock = wb_folder_lock(dir, error);
     if (lock < 0)
         return FALSE;
@@ -60,6 +62,9 @@ static gboolean sync_one(const char *dir, const wb_server *srv, GError **error)
     ok = wb_history_open(&hist, dir, error) && wb_stream_init(&stream, &st, &hist, error);
     if (!ok)
         goto out;
+    if (st.storage_id && st.history_sent == hist.lines && (!st.finished || st.complete_sent))
+        goto out; /* the server has it all */
+    *sent = TRUE;
     http = wb_http_new(srv, NULL);
     ok = with_retries(srv, &stream, http, upsert_fn, 0, 0, error) == WB_OK && wb_state_save(&st, dir, error);
     while (ok && st.history_sent < hist.lines)
@@ -144,8 +149,9 @@ gboolean rt_wandb_sync(const char *dir, const rt_wandb_settings *settings, guint
         return FALSE;
     gboolean ok = TRUE;
     for (guint i = 0; ok && i < runs->len; i++) {
-        ok = sync_one(runs->pdata[i], &srv, error);
-        if (ok && n_synced)
+        gboolean sent;
+        ok = sync_one(runs->pdata[i], &srv, &sent, error);
+        if (ok && sent && n_synced)
             (*n_synced)++;
     }
     wb_server_clear(&srv);
