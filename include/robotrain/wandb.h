@@ -15,7 +15,8 @@
  * stuck in a slow request), rt_wandb_log() writes the oldest queued line to the file itself
  * instead of dropping it. When the service is unreachable, lines wait in the file and are sent
  * when it answers again (retries back off from 2 s to 60 s). In offline mode nothing is sent;
- * rt_wandb_sync() sends such a folder later (`robotrain wandb sync DIR`).
+ * rt_wandb_sync() sends such a folder later (`robotrain wandb sync DIR`). The calls on one run
+ * come from one thread (the training loop's); the sending thread is the library's own.
  *
  * The run folder is OUTPUT_DIR/wandb/run-<id>/ (OUTPUT_DIR/wandb/latest-run points to it):
  *   run.json               the run (project, entity, config, ...) and how much the server has
@@ -82,7 +83,7 @@ typedef struct rt_wandb_settings {
     const char *api_key;  /* NULL: WANDB_API_KEY, else ~/.netrc */
 
     /* Tuning; rt_wandb_settings_init() sets W&B's own values, tests make them short. */
-    guint queue_rows;         /* lines the in-memory queue holds before spilling (>= 1); 256 */
+    guint queue_rows;         /* lines the in-memory queue holds before spilling (1 to 65536); 256 */
     guint send_interval_ms;   /* at most one metrics request per interval; 15000 */
     guint heartbeat_ms;       /* an empty request after this long without one; 30000 */
     guint retry_min_ms;       /* first wait after a failed request; doubles up to retry_max_ms; 2000 */
@@ -105,7 +106,7 @@ const rt_option *rt_wandb_options(size_t *n);
 void rt_wandb_settings_from_config(rt_wandb_settings *settings, const rt_config *cfg, const char *prefix);
 
 /* LeRobot's run tags: "policy:<type>", "seed:<seed>", "dataset:<repo id>" and, when env_type is
- * not NULL, "env:<type>", each cut to 64 bytes (at a UTF-8 character boundary). policy_type and
+ * not NULL, "env:<type>", each cut to 64 characters (as LeRobot does). policy_type and
  * dataset may be NULL (that tag is left out). Returns (transfer full): free with g_strfreev(). */
 char **rt_wandb_lerobot_tags(const char *policy_type, gint64 seed, const char *dataset, const char *env_type);
 
@@ -119,11 +120,14 @@ char *rt_wandb_artifact_name(const char *const *tags, const char *step_dir);
 typedef struct rt_wandb_run rt_wandb_run;
 
 /* Creates the run (or resumes it, with settings->resume or a known run id), creates its folder
- * and starts the sending thread. Online, the run is created on the server before this returns;
- * when the server cannot be reached (or answers 429 / 5xx) a warning says so and the thread
- * keeps trying while lines wait in the folder. Fails (a folder created by this call is removed
- * again) on: a bad setting (RT_ERROR_INVALID_ARG, naming the flag or variable), no API key online, a
- * key the server refuses (RT_ERROR_NETWORK; the message says to set WANDB_API_KEY or to run with
+ * and starts the sending thread. Resuming continues the server's history after the lines it
+ * has, and the folder's (when OUTPUT_DIR is the same) after its last step; resuming an id the
+ * server does not know creates that run with a warning (the W&B SDK's resume="must" would fail). Online, the
+ * run is created on the server before this returns; when the server cannot be reached (or answers 429 / 5xx)
+ * a warning says so and the thread keeps trying while lines wait in the folder. Fails (a folder created by
+ * this call is removed again) on: a bad setting (RT_ERROR_INVALID_ARG, naming the flag or variable), no API
+ * key online, a key the server refuses (RT_ERROR_NETWORK; the message says to set WANDB_API_KEY or to run
+ * with
  * --wandb.mode=offline, and never shows the key), another error from the server (its message),
  * a folder that cannot be written or is in use by another process (RT_ERROR_IO).
  * A disabled run (mode disabled, or enable FALSE) touches nothing.

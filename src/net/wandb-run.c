@@ -452,7 +452,7 @@ rt_wandb_run *rt_wandb_run_start(const rt_wandb_settings *s, GError **error)
     run->resume = s->resume;
     run->send_interval_ms = s->send_interval_ms;
     run->heartbeat_ms = s->heartbeat_ms ? s->heartbeat_ms : 30000;
-    run->cap = s->queue_rows ? s->queue_rows : 256;
+    run->cap = s->queue_rows ? MIN(s->queue_rows, 65536u) : 256;
     run->ring = g_new0(rt_wandb_row, run->cap);
     for (guint i = 0; i < run->cap; i++)
         rt_wandb_row_init(&run->ring[i]);
