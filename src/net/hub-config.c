@@ -181,7 +181,7 @@ char *rt_hub_config_lerobot_cache(const rt_hub_config *config)
 
 rt_hub *rt_hub_new(const rt_hub_config *config, GError **error)
 {
-    net_curl_global_init();
+    rt_net_global_init();
     rt_hub_config *copy = config ? rt_hub_config_copy(config) : rt_hub_config_new_from_env(error);
     if (!copy)
         return NULL;

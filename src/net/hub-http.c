@@ -14,17 +14,6 @@
 #define PROGRESS_INTERVAL_US (100 * 1000)
 #define RETRY_AFTER_CAP_S 300.0
 
-void net_curl_global_init(void)
-{
-    static gsize done = 0;
-    if (g_once_init_enter(&done)) {
-        /* Not thread-safe in older libcurl, hence once per process; failures show up as
-         * curl_easy_init() returning NULL. */
-        curl_global_init(CURL_GLOBAL_DEFAULT);
-        g_once_init_leave(&done, 1);
-    }
-}
-
 void hub_http_request_init(hub_http_request *request, const char *method, const char *url)
 {
     memset(request, 0, sizeof *request);

@@ -26,7 +26,7 @@ struct rt_hub {
 /* ---- hub-http.c ---------------------------------------------------------------------- */
 
 /* curl_global_init, once per process (a GOnce). */
-void net_curl_global_init(void);
+#include "net/net-init.h" /* rt_net_global_init: libcurl's once-per-process setup */
 
 typedef struct hub_http_request {
     const char *method; /* "GET", "HEAD", "POST", "PUT" */
