@@ -16,5 +16,7 @@
 #include <robotrain/world.h>
 #include <robotrain/store.h>
 #include <robotrain/comm.h>
+#include <robotrain/hub.h>
+#include <robotrain/wandb.h>
 
 #endif
