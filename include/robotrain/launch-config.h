@@ -48,11 +48,20 @@ gboolean rt_launch_config_load(rt_config *lc, const char *path, GError **error);
  *   machine_rank < num_machines;
  *   distributed_type no: one process on one machine; multi-cpu or multi-gpu: at least two;
  *   num_processes is a multiple of num_machines;
- *   num_machines > 1 needs main_process_ip and a distributed_type;
+ *   num_machines > 1 needs main_process_ip, a fixed main_process_port (not 0) and a
+ *   distributed_type;
  *   gpu_ids: distinct, and (multi-gpu) at least one per process of a machine;
  *   main_process_ip: a host name or address without blanks.
  * Errors name the keys with where their values came from (file and group, flag, default). */
 gboolean rt_launch_config_validate(const rt_config *lc, GError **error);
+
+/* Sets key ("launch.num_processes") from text as a command-line flag does: the value is
+ * validated like the flag, its source becomes RT_SOURCE_ARGS, and messages about it (those of
+ * rt_launch_config_validate() included) name flag, the spelling the user wrote ("--num_processes",
+ * or "--multi_gpu" for a flag that sets another key). Errors (RT_ERROR_INVALID_ARG) name flag,
+ * the value and what is allowed. */
+gboolean rt_launch_config_set_flag(rt_config *lc, const char *key, const char *text, const char *flag,
+                                   GError **error);
 
 /* Writes lc to path (NULL: the default path) atomically, with every key and a comment about it;
  * the folder is created. With overwrite FALSE an existing file is left alone (RT_ERROR_IO). */
