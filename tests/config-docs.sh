@@ -11,7 +11,8 @@ man="$ROBOTRAIN_TEST_SRCDIR/../man"
 commands='config default|robotrain-config.pod
 config show|robotrain-config.pod
 config check|robotrain-config.pod
-config|robotrain.conf.pod'
+config|robotrain.conf.pod
+launch|robotrain-launch.pod'
 
 # in_section FILE HEADER_PREFIX GROUP LINE_PREFIX: a line starting with LINE_PREFIX in FILE,
 # inside the section whose header is HEADER_PREFIX[GROUP] ("[" for help, "=head2 [" for POD)

@@ -48,8 +48,7 @@ gboolean rt_launch_config_load(rt_config *lc, const char *path, GError **error);
  *   machine_rank < num_machines;
  *   distributed_type no: one process on one machine; multi-cpu or multi-gpu: at least two;
  *   num_processes is a multiple of num_machines;
- *   num_machines > 1 needs main_process_ip, a fixed main_process_port (not 0) and a
- *   distributed_type;
+ *   num_machines > 1 needs main_process_ip and a distributed_type;
  *   gpu_ids: distinct, and (multi-gpu) at least one per process of a machine;
  *   main_process_ip: a host name or address without blanks.
  * Errors name the keys with where their values came from (file and group, flag, default). */

@@ -247,11 +247,6 @@ gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
                 "of num_machines (%s)",
                 processes, m);
     }
-    if (machines > 1 && rt_config_get_int(lc, "launch.main_process_port") == 0)
-        problem(&r, blame(lc, "launch.main_process_port", "launch.num_machines"),
-                "main_process_port = 0 picks a free port on machine rank 0, which the other machines "
-                "cannot know: give a fixed port for a run over %" G_GINT64_FORMAT " machines",
-                machines);
     const char *ip = rt_config_get_string(lc, "launch.main_process_ip");
     if (machines > 1 && !ip)
         problem(&r, "launch.num_machines",

@@ -217,6 +217,20 @@ static gboolean check_gpus_enough(const rt_config *lc, gpu_cache *gpus, const ch
     return FALSE;
 }
 
+/* A rule of the launcher on top of the file's: every machine must know the port. */
+static gboolean check_port(const rt_config *lc, GError **error)
+{
+    gint64 machines = rt_config_get_int(lc, "launch.num_machines");
+    if (machines == 1 || rt_config_get_int(lc, "launch.main_process_port") != 0)
+        return TRUE;
+    g_autofree char *origin = rt_config_describe_origin(lc, "launch.main_process_port");
+    g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                "%s: main_process_port = 0 picks a free port on machine rank 0, which the other machines cannot "
+                "know: give a fixed port for a run over %" G_GINT64_FORMAT " machines",
+                origin, machines);
+    return FALSE;
+}
+
 /* OMP_NUM_THREADS of the workers: the key, else the launcher's own, else 1. */
 static char *cpu_threads_of(const rt_config *lc, const char *const *envp)
 {
@@ -258,7 +272,7 @@ rt_launch_plan *rt_launch_plan_new(rt_config *lc, gboolean use_cpu, rt_launch_gp
             ok = FALSE;
         } else {
             ok = (!gpus_wanted || check_gpus_exist(lc, &gpus, envp, error)) && rt_launch_config_validate(lc, error) &&
-                 (!gpus_wanted || check_gpus_enough(lc, &gpus, envp, error));
+                 check_port(lc, error) && (!gpus_wanted || check_gpus_enough(lc, &gpus, envp, error));
         }
     }
     rt_launch_gpus_clear(&gpus.gpus);

@@ -80,7 +80,8 @@ typedef struct rt_launch_plan {
  *      GPUs are visible, else multi-cpu (a note says so);
  *   3. multi-gpu with num_processes at its default runs one process per GPU of each machine
  *      (those of gpu_ids, else the visible ones);
- *   4. rt_launch_config_validate();
+ *   4. rt_launch_config_validate(), and main_process_port is not 0 over several machines (the
+ *      other machines could not know the port picked);
  *   5. the GPUs exist: every id of gpu_ids is a GPU of this machine, multi-gpu has a visible GPU
  *      for each local process; gpu_ids given as a flag is refused with --cpu and multi-cpu.
  * probe (with data) is called when a step needs the GPUs; envp (NULL: this process's) supplies
