@@ -128,6 +128,17 @@ static int scenario_collectives(void)
     for (int i = 0; i < 8; i++)
         CHECK(h[i] == (n == 2 ? 0x3a00 : 0x3c00), "f16 avg[%d] = 0x%04x", i, h[i]);
 
+    /* f16 edges, summed: subnormals (n x 2^-24 = 0x000n), a sum past 65504 (infinity), a
+     * negative value (-1.5 n: 0xc200 for n = 2, 0xc480 for n = 3); bf16: a NaN stays NaN. */
+    uint16_t e16[3] = { 0x0001, 0x7bff, 0xbe00 };
+    CHECK(rt_comm_allreduce(comm, e16, 3, RT_COMM_F16, RT_COMM_SUM, &error), "f16 edges: %s", error->message);
+    CHECK(e16[0] == n && e16[1] == 0x7c00 && e16[2] == (n == 2 ? 0xc200 : 0xc480), "f16 edges: %04x %04x %04x",
+          e16[0], e16[1], e16[2]);
+    uint16_t nan16[2] = { (uint16_t)(r == 0 ? 0x7fc0 : 0x3f80), 0x3f80 };
+    CHECK(rt_comm_allreduce(comm, nan16, 2, RT_COMM_BF16, RT_COMM_SUM, &error), "bf16 NaN: %s", error->message);
+    CHECK((nan16[0] & 0x7f80) == 0x7f80 && (nan16[0] & 0x7f) != 0 && nan16[1] == bf16_of_int(n),
+          "bf16 NaN: %04x %04x", nan16[0], nan16[1]);
+
     if (n == 2) {
         /* Averages that fall exactly between two 16-bit values round to the even one:
          * bf16 (1.0, 1.0078125) -> 1.00390625 -> 1.0 (0x3f80); (0x3f81, 0x3f82) -> 0x3f82;

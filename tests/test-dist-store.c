@@ -662,14 +662,93 @@ DEF_TEST(server_refuses_oversized_and_malformed_frames)
     g_free(reply);
     g_byte_array_unref(f);
     close(fd);
-    g_byte_array_unref(hello);
+
+    fd = raw_connect(port);
+    reply = raw_exchange(fd, hello->data, hello->len);
+    g_free(reply);
+    f = rt_wire_begin(77);
+    rt_wire_finish(f);
+    reply = raw_exchange(fd, f->data, f->len);
+    EXPECT_EQ_STR("unknown store operation 77", reply);
+    g_free(reply);
+    g_byte_array_unref(f);
+    OK(closed_by_server(fd));
+    close(fd);
 
     /* The server still serves well-behaved clients. */
+    g_byte_array_unref(hello);
     rt_store *store = rt_store_connect("127.0.0.1", port, RUN, 2000, &error);
     EXPECT_NO_ERROR(error);
     OK(rt_store_set(store, "after", "ok", 2, &error));
     rt_store_free(store);
     rt_store_server_free(server);
+    return 0;
+}
+
+/* Something that is not a store behind the port: it accepts, reads, and then either answers
+ * like a web server or says nothing at all. */
+typedef struct {
+    int listen_fd;
+    gboolean silent;
+} impostor_args;
+
+static gpointer impostor(gpointer data)
+{
+    impostor_args *a = data;
+    int fd = accept(a->listen_fd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char buf[256];
+    if (recv(fd, buf, sizeof buf, 0) > 0 && !a->silent) {
+        static const char http[] = "HTTP/1.1 400 Bad Request\r\n\r\n";
+        if (send(fd, http, sizeof http - 1, MSG_NOSIGNAL) < 0)
+            perror("impostor: send");
+    }
+    /* Hold the connection until the client gives up. */
+    while (recv(fd, buf, sizeof buf, 0) > 0) {
+    }
+    close(fd);
+    return NULL;
+}
+
+static int impostor_listen(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = { 0 };
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 4) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) < 0)
+        return -1;
+    *port = ntohs(a.sin_port);
+    return fd;
+}
+
+DEF_TEST(something_else_behind_the_port)
+{
+    GError *error = NULL;
+    for (int silent = 0; silent <= 1; silent++) {
+        impostor_args a = { -1, silent };
+        uint16_t port = 0;
+        a.listen_fd = impostor_listen(&port);
+        OK(a.listen_fd >= 0);
+        GThread *t = g_thread_new("impostor", impostor, &a);
+        double t0 = now_s();
+        OK(rt_store_connect("127.0.0.1", port, RUN, 1000, &error) == NULL);
+        double waited = now_s() - t0;
+        printf("# %s server: %.2f s: %s\n", silent ? "a silent" : "a web", waited, error ? error->message : "");
+        char *expect = g_strdup_printf(
+            silent ? "rendezvous store at 127.0.0.1:%u: hello: no reply within "
+                   : "rendezvous store at 127.0.0.1:%u: hello: connection lost: the server sent a malformed reply "
+                     "(is something else listening on that port?)",
+            port);
+        EXPECT_ERROR(error, expect);
+        g_free(expect);
+        OK1(waited < 3.0, "the client gave up within about its 1 s timeout");
+        g_thread_join(t);
+        close(a.listen_fd);
+    }
     return 0;
 }
 
@@ -709,6 +788,7 @@ int main(int argc, char **argv)
     RUN_TEST(server_gone_fails_a_waiting_client_at_once);
     RUN_TEST(client_refuses_oversized_requests);
     RUN_TEST(server_refuses_oversized_and_malformed_frames);
+    RUN_TEST(something_else_behind_the_port);
     RUN_TEST(a_store_of_another_run_is_refused);
     END_TEST;
 }

@@ -250,6 +250,7 @@ DEF_TEST(errors_name_the_variable)
         { { "RANK=1", "WORLD_SIZE=4", "LOCAL_RANK=1", "LOCAL_WORLD_SIZE=2", "GROUP_RANK=2", "GROUP_WORLD_SIZE=2",
             "MASTER_ADDR=a" },
           "GROUP_RANK=2 is not below the number of nodes, 2 (GROUP_WORLD_SIZE)" },
+        { { "RANK=0", "WORLD_SIZE=2", "GROUP_WORLD_SIZE=3" }, "GROUP_WORLD_SIZE=3 nodes exceed WORLD_SIZE=2 processes" },
         { { "RANK=1", "WORLD_SIZE=2", "MASTER_PORT=70000" }, "MASTER_PORT='70000' is not valid" },
         { { "RANK=1", "WORLD_SIZE=2", "MASTER_PORT=0" }, "MASTER_PORT='0' is not valid: the launcher must set it to "
                                                          "a whole number from 1 to 65535" },

@@ -10,5 +10,8 @@
 #include <robotrain/plugin-loader.h>
 #include <robotrain/backend.h>
 #include <robotrain/safetensors.h>
+#include <robotrain/world.h>
+#include <robotrain/store.h>
+#include <robotrain/comm.h>
 
 #endif

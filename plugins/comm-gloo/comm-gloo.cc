@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netdb.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -164,6 +165,9 @@ static rt_comm_ctx *gloo_init(const rt_world *world, rt_store *store, const rt_c
         gloo::transport::tcp::attr attr;
         const char *iface = g_getenv("GLOO_SOCKET_IFNAME");
         if (iface && *iface) {
+            if (if_nametoindex(iface) == 0)
+                throw std::runtime_error(std::string("GLOO_SOCKET_IFNAME=") + iface +
+                                         ": no such network interface on this host (`ip -brief address` lists them)");
             attr.iface = iface;
         } else {
             attr.hostname = world->world_size == 1 ? std::string("127.0.0.1")

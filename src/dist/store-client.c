@@ -176,9 +176,9 @@ static void mark_broken(rt_store *store, GError *error)
 }
 
 /* Sends the request frame (finished here; transfer full) and receives the reply payload within
- * wait_ms + REPLY_GRACE_MS. what describes the call for messages ("get of key 'x'").
+ * limit_ms. what describes the call for messages ("get of key 'x'").
  * Returns (transfer full) the payload to free with g_byte_array_unref(), or NULL with error. */
-static GByteArray *exchange(rt_store *store, GByteArray *request, unsigned wait_ms, const char *what,
+static GByteArray *exchange(rt_store *store, GByteArray *request, gint64 limit_ms, const char *what,
                             GError **error)
 {
     if (store->broken) {
@@ -189,7 +189,6 @@ static GByteArray *exchange(rt_store *store, GByteArray *request, unsigned wait_
         return NULL;
     }
     rt_wire_finish(request);
-    gint64 limit_ms = (gint64)wait_ms + REPLY_GRACE_MS;
     gint64 deadline = g_get_monotonic_time() + limit_ms * 1000;
     const char *why = NULL;
     gboolean timed_out = FALSE;
@@ -246,13 +245,20 @@ static uint8_t reply_status(rt_store *store, rt_wire_reader *r, const char *what
 
 /* ---------------------------------------------------------------- life cycle */
 
-static gboolean hello(rt_store *store, const char *run_id, GError **error)
+/* The limit of a reply to a request that waits up to wait_ms on the server. */
+static gint64 reply_limit(unsigned wait_ms)
+{
+    return (gint64)wait_ms + REPLY_GRACE_MS;
+}
+
+/* The hello's reply must come within what is left of the connection timeout (limit_ms). */
+static gboolean hello(rt_store *store, const char *run_id, gint64 limit_ms, GError **error)
 {
     GByteArray *request = rt_wire_begin(RT_WIRE_HELLO);
     rt_wire_put_u32(request, RT_WIRE_MAGIC);
     rt_wire_put_u32(request, RT_WIRE_VERSION);
     rt_wire_put_str(request, run_id);
-    GByteArray *reply = exchange(store, request, 0, "hello", error);
+    GByteArray *reply = exchange(store, request, limit_ms, "hello", error);
     if (!reply)
         return FALSE;
     rt_wire_reader r;
@@ -310,7 +316,8 @@ rt_store *rt_store_connect(const char *host, uint16_t port, const char *run_id, 
     store->address = g_strdup_printf(strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
     store->timeout_ms = timeout_ms;
     g_mutex_init(&store->lock);
-    if (!hello(store, run_id, error)) {
+    /* At least a moment for the reply, even when connecting took the whole timeout. */
+    if (!hello(store, run_id, MAX(ms_left(deadline), 500), error)) {
         rt_store_free(store);
         return NULL;
     }
@@ -426,7 +433,7 @@ gboolean rt_store_set(rt_store *store, const char *key, const void *value, size_
     rt_wire_put_str(request, key);
     rt_wire_put_bytes(request, value, size);
     g_mutex_lock(&store->lock);
-    GByteArray *reply = exchange(store, request, 0, what, error);
+    GByteArray *reply = exchange(store, request, reply_limit(0), what, error);
     gboolean ok = FALSE;
     if (reply) {
         rt_wire_reader r;
@@ -450,7 +457,7 @@ GBytes *rt_store_get(rt_store *store, const char *key, unsigned timeout_ms, GErr
     rt_wire_put_str(request, key);
     rt_wire_put_u32(request, timeout_ms);
     g_mutex_lock(&store->lock);
-    GByteArray *reply = exchange(store, request, timeout_ms, what, error);
+    GByteArray *reply = exchange(store, request, reply_limit(timeout_ms), what, error);
     GBytes *value = NULL;
     if (reply) {
         rt_wire_reader r;
@@ -514,7 +521,7 @@ gboolean rt_store_wait(rt_store *store, const char *const *keys, size_t n_keys, 
         return FALSE;
     char *what = g_strdup_printf("wait for key '%s'%s", keys[0], n_keys > 1 ? " and others" : "");
     g_mutex_lock(&store->lock);
-    GByteArray *reply = exchange(store, request, timeout_ms, what, error);
+    GByteArray *reply = exchange(store, request, reply_limit(timeout_ms), what, error);
     gboolean ok = FALSE;
     if (reply) {
         rt_wire_reader r;
@@ -549,7 +556,7 @@ gboolean rt_store_add(rt_store *store, const char *key, int64_t delta, int64_t *
     rt_wire_put_str(request, key);
     rt_wire_put_u64(request, (uint64_t)delta);
     g_mutex_lock(&store->lock);
-    GByteArray *reply = exchange(store, request, 0, what, error);
+    GByteArray *reply = exchange(store, request, reply_limit(0), what, error);
     gboolean ok = FALSE;
     if (reply) {
         rt_wire_reader r;
@@ -577,7 +584,7 @@ gboolean rt_store_add(rt_store *store, const char *key, int64_t delta, int64_t *
 static int flag_request(rt_store *store, GByteArray *request, const char *what, GError **error)
 {
     g_mutex_lock(&store->lock);
-    GByteArray *reply = exchange(store, request, 0, what, error);
+    GByteArray *reply = exchange(store, request, reply_limit(0), what, error);
     int result = -1;
     if (reply) {
         rt_wire_reader r;

@@ -444,6 +444,11 @@ static void accept_clients(rt_store_server *s)
         if (fd < 0) {
             if (errno == EINTR)
                 continue;
+            if (errno == EMFILE || errno == ENFILE) {
+                /* Out of descriptors: the connection stays queued; do not spin on it. */
+                g_warning("rendezvous store on port %u: accept: %s", s->port, g_strerror(errno));
+                g_usleep(50000);
+            }
             return; /* EAGAIN, or a transient failure: poll tells again */
         }
         if (s->clients->len >= MAX_CLIENTS) {
