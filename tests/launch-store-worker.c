@@ -36,15 +36,16 @@ int main(int argc, char **argv)
     GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
     for (int r = 0; r < world.world_size; r++)
         g_ptr_array_add(keys, g_strdup_printf("rank.%d", r));
-    ok = ok && rt_store_wait(store, (const char *const *)keys->pdata, keys->len, RT_STORE_DEFAULT_TIMEOUT, &error);
+    ok = ok &&
+         rt_store_wait(store, (const char *const *)keys->pdata, keys->len, RT_STORE_DEFAULT_TIMEOUT, &error);
     int seen = ok ? world.world_size : 0;
     g_ptr_array_unref(keys);
     rt_store_free(store);
     if (!ok)
         return fail("wait", error);
     char *path = g_strdup_printf("%s/store.%d", argv[1], world.rank);
-    char *text = g_strdup_printf("rank %d of %d, store hosted by the launcher: %s, saw %d ranks\n", world.rank,
-                                 world.world_size, world.store_hosted ? "yes" : "no", seen);
+    char *text = g_strdup_printf("rank %d of %d, store hosted by the launcher: %s, saw %d ranks\n",
+                                 world.rank, world.world_size, world.store_hosted ? "yes" : "no", seen);
     ok = g_file_set_contents(path, text, -1, &error);
     g_free(path);
     g_free(text);

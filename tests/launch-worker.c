@@ -143,10 +143,20 @@ int main(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
 
     static const char *const names[] = {
-        "RANK",        "LOCAL_RANK",           "WORLD_SIZE",       "LOCAL_WORLD_SIZE",
-        "GROUP_RANK",  "GROUP_WORLD_SIZE",     "MASTER_ADDR",      "MASTER_PORT",
-        "ROBOTRAIN_STORE_PORT", "ROBOTRAIN_STORE_HOSTED", "ROBOTRAIN_RUN_ID", "ROBOTRAIN_MIXED_PRECISION",
-        "OMP_NUM_THREADS", "CUDA_VISIBLE_DEVICES",
+        "RANK",
+        "LOCAL_RANK",
+        "WORLD_SIZE",
+        "LOCAL_WORLD_SIZE",
+        "GROUP_RANK",
+        "GROUP_WORLD_SIZE",
+        "MASTER_ADDR",
+        "MASTER_PORT",
+        "ROBOTRAIN_STORE_PORT",
+        "ROBOTRAIN_STORE_HOSTED",
+        "ROBOTRAIN_RUN_ID",
+        "ROBOTRAIN_MIXED_PRECISION",
+        "OMP_NUM_THREADS",
+        "CUDA_VISIBLE_DEVICES",
     };
     char env[8192];
     size_t used = 0;

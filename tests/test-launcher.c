@@ -101,13 +101,15 @@ DEF_TEST(processes_without_gpus_run_on_cpus)
     EXPECT_EQ_STR("bf16", plan->mixed_precision);
     EXPECT_EQ_STR("2", plan->cpu_threads);
     EXPECT_EQ_INT(1, gpus.calls);
-    EXPECT_EQ_STR("3 processes and 0 GPU(s) visible: distributed_type multi-cpu (instead of no, the default of "
-                  "launch.distributed_type)",
-                  plan->notes[0]);
+    EXPECT_EQ_STR(
+        "3 processes and 0 GPU(s) visible: distributed_type multi-cpu (instead of no, the default of "
+        "launch.distributed_type)",
+        plan->notes[0]);
     g_autofree char *text = rt_launch_plan_describe(plan);
-    EXPECT_EQ_STR("3 workers (ranks 0-2 of 3) on machine 0 of 1, distributed_type multi-cpu, rendezvous hosted at "
-                  "127.0.0.1:29500, CPUs only, mixed precision bf16, 2 CPU thread(s) each",
-                  text);
+    EXPECT_EQ_STR(
+        "3 workers (ranks 0-2 of 3) on machine 0 of 1, distributed_type multi-cpu, rendezvous hosted at "
+        "127.0.0.1:29500, CPUs only, mixed precision bf16, 2 CPU thread(s) each",
+        text);
     return 0;
 }
 
@@ -132,7 +134,8 @@ DEF_TEST(multi_gpu_defaults_to_one_process_per_gpu)
     g_autoptr(rt_launch_plan) plan = plan_for(flags, FALSE, &gpus, &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(3, plan->world_size);
-    EXPECT_EQ_STR("num_processes not given: 3, one per visible GPU of each of the 1 machine(s)", plan->notes[0]);
+    EXPECT_EQ_STR("num_processes not given: 3, one per visible GPU of each of the 1 machine(s)",
+                  plan->notes[0]);
     const char *with_ids[] = {"--multi_gpu", "gpu_ids=2,3", NULL};
     g_autoptr(rt_launch_plan) listed = plan_for(with_ids, FALSE, &gpus, &error);
     EXPECT_NO_ERROR(error);
@@ -153,9 +156,10 @@ DEF_TEST(one_process_from_a_flag_is_not_distributed)
     g_autoptr(rt_launch_plan) plan = rt_launch_plan_new(lc, FALSE, fake_probe, &gpus, test_env, &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_STR("no", plan->distributed_type);
-    EXPECT_EQ_STR("one process: distributed_type no (instead of multi-gpu, launch.distributed_type (set by the "
-                  "program))",
-                  plan->notes[0]);
+    EXPECT_EQ_STR(
+        "one process: distributed_type no (instead of multi-gpu, launch.distributed_type (set by the "
+        "program))",
+        plan->notes[0]);
     return 0;
 }
 
@@ -177,8 +181,9 @@ DEF_TEST(cpu_flag)
 
     const char *ids_flag[] = {"gpu_ids=0", NULL};
     OK(plan_for(ids_flag, TRUE, &gpus, &error) == NULL);
-    EXPECT_ERROR(error, "--gpu_ids=0: the workers run on CPUs (distributed_type no, from --cpu) and use no GPU; "
-                        "leave out --gpu_ids, or use --multi_gpu");
+    EXPECT_ERROR(error,
+                 "--gpu_ids=0: the workers run on CPUs (distributed_type no, from --cpu) and use no GPU; "
+                 "leave out --gpu_ids, or use --multi_gpu");
 
     /* gpu_ids of a key file is not used by a CPU run */
     g_autoptr(rt_config) lc = rt_launch_config_new();
@@ -195,11 +200,13 @@ DEF_TEST(missing_gpus)
     GError *error = NULL;
     const char *multi[] = {"--multi_gpu", NULL};
     OK(plan_for(multi, FALSE, &none, &error) == NULL);
-    EXPECT_ERROR(error, "--multi_gpu: multi-gpu runs one process per GPU, but no GPU is visible on this machine: "
-                        "CUDA reports no device; check nvidia-smi, or run on CPUs with --cpu");
+    EXPECT_ERROR(error,
+                 "--multi_gpu: multi-gpu runs one process per GPU, but no GPU is visible on this machine: "
+                 "CUDA reports no device; check nvidia-smi, or run on CPUs with --cpu");
     const char *ids[] = {"gpu_ids=0,1", NULL};
     OK(plan_for(ids, FALSE, &none, &error) == NULL);
-    EXPECT_ERROR(error, "--gpu_ids=0,1 names GPUs, but no GPU is visible on this machine: CUDA reports no device");
+    EXPECT_ERROR(error,
+                 "--gpu_ids=0,1 names GPUs, but no GPU is visible on this machine: CUDA reports no device");
 
     fake_gpus four = {4, 4, NULL, 0};
     const char *ids5[] = {"--multi_gpu", "num_processes=2", "gpu_ids=0,5", NULL};
@@ -208,22 +215,24 @@ DEF_TEST(missing_gpus)
 
     fake_gpus hidden = {4, 0, NULL, 0};
     OK(plan_for(multi, FALSE, &hidden, &error) == NULL);
-    EXPECT_ERROR(error, "no GPU is visible on this machine: CUDA_VISIBLE_DEVICES is not set hides its 4 GPU(s)");
+    EXPECT_ERROR(error,
+                 "no GPU is visible on this machine: CUDA_VISIBLE_DEVICES is not set hides its 4 GPU(s)");
 
     fake_gpus two = {4, 2, NULL, 0};
     const char *three[] = {"--multi_gpu", "num_processes=3", NULL};
     const char *const env[] = {"CUDA_VISIBLE_DEVICES=0,1", NULL};
     g_autoptr(rt_config) lc = config_with(three);
     OK(rt_launch_plan_new(lc, FALSE, fake_probe, &two, env, &error) == NULL);
-    EXPECT_ERROR(error, "--num_processes: multi-gpu runs 3 process(es) on this machine, one per GPU, but 2 GPU(s) "
-                        "are visible (CUDA_VISIBLE_DEVICES=0,1); lower --num_processes, or run on CPUs with --cpu");
+    EXPECT_ERROR(error,
+                 "--num_processes: multi-gpu runs 3 process(es) on this machine, one per GPU, but 2 GPU(s) "
+                 "are visible (CUDA_VISIBLE_DEVICES=0,1); lower --num_processes, or run on CPUs with --cpu");
     return 0;
 }
 
 DEF_TEST(two_machines)
 {
     fake_gpus gpus = {0};
-    const char *flags[] = {"num_machines=2",        "machine_rank=1",          "num_processes=4",
+    const char *flags[] = {"num_machines=2",           "machine_rank=1",          "num_processes=4",
                            "main_process_ip=10.0.0.1", "main_process_port=29600", NULL};
     GError *error = NULL;
     g_autoptr(rt_launch_plan) plan = plan_for(flags, TRUE, &gpus, &error);
@@ -251,15 +260,19 @@ DEF_TEST(impossible_settings)
     GError *error = NULL;
     const char *rank[] = {"num_machines=2", "machine_rank=2", "num_processes=2", "main_process_ip=h", NULL};
     OK(plan_for(rank, TRUE, &gpus, &error) == NULL);
-    EXPECT_ERROR(error, "--machine_rank: machine_rank = 2 must be less than num_machines (2, from --num_machines)");
+    EXPECT_ERROR(error,
+                 "--machine_rank: machine_rank = 2 must be less than num_machines (2, from --num_machines)");
     const char *divisible[] = {"num_machines=2", "num_processes=3", "main_process_ip=h", NULL};
     OK(plan_for(divisible, TRUE, &gpus, &error) == NULL);
-    EXPECT_ERROR(error, "--num_processes: num_processes = 3 is the total over all machines and must be a multiple "
-                        "of num_machines (2, from --num_machines)");
-    const char *port0[] = {"num_machines=2", "num_processes=2", "main_process_ip=h", "main_process_port=0", NULL};
+    EXPECT_ERROR(error,
+                 "--num_processes: num_processes = 3 is the total over all machines and must be a multiple "
+                 "of num_machines (2, from --num_machines)");
+    const char *port0[] = {"num_machines=2", "num_processes=2", "main_process_ip=h", "main_process_port=0",
+                           NULL};
     OK(plan_for(port0, TRUE, &gpus, &error) == NULL);
-    EXPECT_ERROR(error, "--main_process_port: main_process_port = 0 picks a free port on machine rank 0, which the "
-                        "other machines cannot know: give a fixed port for a run over 2 machines");
+    EXPECT_ERROR(error,
+                 "--main_process_port: main_process_port = 0 picks a free port on machine rank 0, which the "
+                 "other machines cannot know: give a fixed port for a run over 2 machines");
     return 0;
 }
 
@@ -287,14 +300,18 @@ static const char *env_get(char **env, const char *name)
 DEF_TEST(worker_environment)
 {
     fake_gpus gpus = {0};
-    const char *flags[] = {"num_machines=2",           "machine_rank=1",       "num_processes=6",
-                           "main_process_ip=10.0.0.1", "main_process_port=29601", "mixed_precision=fp16",
+    const char *flags[] = {"num_machines=2",
+                           "machine_rank=1",
+                           "num_processes=6",
+                           "main_process_ip=10.0.0.1",
+                           "main_process_port=29601",
+                           "mixed_precision=fp16",
                            NULL};
     GError *error = NULL;
     g_autoptr(rt_launch_plan) plan = plan_for(flags, TRUE, &gpus, &error);
     EXPECT_NO_ERROR(error);
-    const char *const base[] = {"PATH=/bin", "RANK=99", "ROBOTRAIN_STORE_PORT=1", "TORCHELASTIC_USE_AGENT_STORE=True",
-                                NULL};
+    const char *const base[] = {"PATH=/bin", "RANK=99", "ROBOTRAIN_STORE_PORT=1",
+                                "TORCHELASTIC_USE_AGENT_STORE=True", NULL};
     g_auto(GStrv) env = rt_launch_plan_worker_environ(plan, 2, base);
     EXPECT_EQ_STR("/bin", env_get(env, "PATH"));
     EXPECT_EQ_STR("5", env_get(env, "RANK")); /* 1 * 3 + 2 */
@@ -356,7 +373,8 @@ DEF_TEST(hosted_store)
     rt_store_server *second = NULL;
     OK(!rt_launcher_host_store(again, &second, &error));
     OK(second == NULL);
-    g_autofree char *expected = g_strdup_printf("cannot host the rendezvous on port %s (main_process_port)", port);
+    g_autofree char *expected =
+        g_strdup_printf("cannot host the rendezvous on port %s (main_process_port)", port);
     OK(error && strstr(error->message, "Address already in use"));
     EXPECT_ERROR(error, expected);
     rt_store_server_free(server);
@@ -405,7 +423,8 @@ DEF_TEST(line_prefixer)
     /* a line longer than the limit is cut, each piece prefixed */
     g_autofree char *lng = g_strnfill(RT_LINE_PREFIXER_MAX + 10, 'x');
     const char *longp[] = {lng, "\n", NULL};
-    g_autofree char *expected = g_strdup_printf("[rank 3] %.*s\n[rank 3] xxxxxxxxxx\n", RT_LINE_PREFIXER_MAX, lng);
+    g_autofree char *expected =
+        g_strdup_printf("[rank 3] %.*s\n[rank 3] xxxxxxxxxx\n", RT_LINE_PREFIXER_MAX, lng);
     g_autofree char *cut = NULL;
     /* more than a pipe holds: write to a file */
     g_autofree char *path = g_build_filename(g_get_tmp_dir(), "rt-prefixer-XXXXXX", NULL);
@@ -418,7 +437,8 @@ DEF_TEST(line_prefixer)
     close(fd);
     OK(g_file_get_contents(path, &cut, NULL, NULL));
     unlink(path);
-    OK1(cut && strcmp(expected, cut) == 0, "a long line is cut into prefixed pieces"); /* (not printed: 64 KiB) */
+    OK1(cut && strcmp(expected, cut) == 0,
+        "a long line is cut into prefixed pieces"); /* (not printed: 64 KiB) */
 
     /* nobody reads: output is dropped, nothing fails */
     int fds[2];
@@ -473,8 +493,9 @@ DEF_TEST(find_program)
     OK(rt_launcher_find_program("/etc", &error) == NULL);
     EXPECT_ERROR(error, "'/etc' is not an executable file");
     OK(rt_launcher_find_program("train", &error) == NULL);
-    EXPECT_ERROR(error, "'train' was not found in PATH; the program to launch is any executable, looked up in PATH "
-                        "(to train: robotrain launch [options] -- robotrain train [options])");
+    EXPECT_ERROR(error,
+                 "'train' was not found in PATH; the program to launch is any executable, looked up in PATH "
+                 "(to train: robotrain launch [options] -- robotrain train [options])");
     return 0;
 }
 

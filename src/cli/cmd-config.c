@@ -263,12 +263,12 @@ typedef struct question question;
 typedef gboolean (*check_fn)(const question *q, const char *answer, char **value, GString *why);
 
 struct question {
-    const char *text;            /* the question */
-    const char *const *choices;  /* a menu: "name", "description", ..., NULL (choice questions) */
-    const char *default_answer;  /* what an empty answer means; NULL: an answer is needed */
+    const char *text;           /* the question */
+    const char *const *choices; /* a menu: "name", "description", ..., NULL (choice questions) */
+    const char *default_answer; /* what an empty answer means; NULL: an answer is needed */
     check_fn check;
-    const rt_config *lc;         /* the answers so far */
-    const char *key;             /* the key the answer sets (for its row's rules), or NULL */
+    const rt_config *lc; /* the answers so far */
+    const char *key;     /* the key the answer sets (for its row's rules), or NULL */
 };
 
 /* Asks q until the answer passes its check. Returns (transfer full) the value, or NULL with
@@ -296,7 +296,8 @@ static char *ask(dialog *d, const question *q, GError **error)
             if (d->echo)
                 fprintf(d->out, "\n");
             g_set_error(error, RT_ERROR, RT_ERROR_IO,
-                        "the input ended before this question was answered: %s\nNothing was written.", q->text);
+                        "the input ended before this question was answered: %s\nNothing was written.",
+                        q->text);
             return NULL;
         }
         if (d->echo)
@@ -402,8 +403,9 @@ static gboolean check_machine_rank(const question *q, const char *answer, char *
     gint64 machines = rt_config_get_int(q->lc, "launch.num_machines");
     if (int_answer(*value) < machines)
         return TRUE;
-    g_string_printf(why, "machine ranks count from 0: with %" G_GINT64_FORMAT " machines, give 0 to %" G_GINT64_FORMAT,
-                    machines, machines - 1);
+    g_string_printf(
+        why, "machine ranks count from 0: with %" G_GINT64_FORMAT " machines, give 0 to %" G_GINT64_FORMAT,
+        machines, machines - 1);
     g_clear_pointer(value, g_free);
     return FALSE;
 }
@@ -428,8 +430,9 @@ static gboolean check_port(const question *q, const char *answer, char **value, 
         return FALSE;
     if (int_answer(*value) != 0 || rt_config_get_int(q->lc, "launch.num_machines") == 1)
         return TRUE;
-    g_string_assign(why, "0 would pick a free port on machine 0, which the other machines cannot know: give a "
-                         "fixed port, such as 29500");
+    g_string_assign(why,
+                    "0 would pick a free port on machine 0, which the other machines cannot know: give a "
+                    "fixed port, such as 29500");
     g_clear_pointer(value, g_free);
     return FALSE;
 }
@@ -443,7 +446,8 @@ static gboolean check_processes(const question *q, const char *answer, char **va
         g_string_printf(why, "a %s run has 2 processes at least (for one, answer 'no' to the kind of run)",
                         rt_config_get_string(q->lc, "launch.distributed_type"));
     else if (n % machines != 0)
-        g_string_printf(why, "%" G_GINT64_FORMAT " is the total over the %" G_GINT64_FORMAT " machines, which "
+        g_string_printf(why,
+                        "%" G_GINT64_FORMAT " is the total over the %" G_GINT64_FORMAT " machines, which "
                         "each run as many: give a multiple of %" G_GINT64_FORMAT,
                         n, machines, machines);
     else
@@ -475,8 +479,9 @@ static gboolean check_gpu_ids(const question *q, const char *answer, char **valu
                     break;
                 }
         if (!why->len && multi_gpu && (gint64)n < per_machine)
-            g_string_printf(why, "each machine runs %" G_GINT64_FORMAT " processes, one per GPU: list %" G_GINT64_FORMAT
-                            " GPUs at least, or answer all",
+            g_string_printf(why,
+                            "each machine runs %" G_GINT64_FORMAT
+                            " processes, one per GPU: list %" G_GINT64_FORMAT " GPUs at least, or answer all",
                             per_machine, per_machine);
     }
     if (!why->len)
@@ -495,11 +500,10 @@ static gboolean ask_key(dialog *d, question *q, rt_config *lc, GError **error)
 
 static const char *const environments[] = {
     "LOCAL_MACHINE", "this machine, and with several machines the others that reach it", NULL};
-static const char *const kinds[] = {
-    "no",        "a single process: no distributed training",
-    "multi-cpu", "several processes on CPUs, communicating with Gloo",
-    "multi-gpu", "one process per GPU, communicating with NCCL",
-    NULL};
+static const char *const kinds[] = {"no",        "a single process: no distributed training",
+                                    "multi-cpu", "several processes on CPUs, communicating with Gloo",
+                                    "multi-gpu", "one process per GPU, communicating with NCCL",
+                                    NULL};
 static const char *const precisions[] = {
     "no",   "fp32 everywhere",
     "fp16", "float16 matrix products and convolutions, with dynamic loss scaling",
@@ -509,8 +513,12 @@ static const char *const precisions[] = {
 /* The questions of accelerate config that apply to robotrain, in its order. */
 static gboolean ask_all(dialog *d, rt_config *lc, guint gpus, GError **error)
 {
-    question q = {"In which compute environment are you running?", environments, "LOCAL_MACHINE",
-                  check_environment, NULL, "launch.compute_environment"};
+    question q = {"In which compute environment are you running?",
+                  environments,
+                  "LOCAL_MACHINE",
+                  check_environment,
+                  NULL,
+                  "launch.compute_environment"};
     if (!ask_key(d, &q, lc, error))
         return FALSE;
 
@@ -523,24 +531,40 @@ static gboolean ask_all(dialog *d, rt_config *lc, guint gpus, GError **error)
     gboolean multi_gpu = strcmp(kind, "multi-gpu") == 0;
 
     if (distributed) {
-        q = (question){"How many machines will take part in the run (more than 1 for a multi-machine run)?", NULL,
-                       "1", check_value, NULL, "launch.num_machines"};
+        q = (question){"How many machines will take part in the run (more than 1 for a multi-machine run)?",
+                       NULL,
+                       "1",
+                       check_value,
+                       NULL,
+                       "launch.num_machines"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
     }
     gint64 machines = rt_config_get_int(lc, "launch.num_machines");
     if (machines > 1) {
-        q = (question){"What is the rank of this machine (0 for the machine that hosts the rendezvous)?", NULL, "0",
-                       check_machine_rank, NULL, "launch.machine_rank"};
+        q = (question){"What is the rank of this machine (0 for the machine that hosts the rendezvous)?",
+                       NULL,
+                       "0",
+                       check_machine_rank,
+                       NULL,
+                       "launch.machine_rank"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
         q = (question){"What is the IP address or host name of the machine of rank 0 (as the other machines "
                        "reach it)?",
-                       NULL, NULL, check_address, NULL, "launch.main_process_ip"};
+                       NULL,
+                       NULL,
+                       check_address,
+                       NULL,
+                       "launch.main_process_ip"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
-        q = (question){"Which TCP port will the rendezvous use on the machine of rank 0?", NULL, "29500",
-                       check_port, NULL, "launch.main_process_port"};
+        q = (question){"Which TCP port will the rendezvous use on the machine of rank 0?",
+                       NULL,
+                       "29500",
+                       check_port,
+                       NULL,
+                       "launch.main_process_port"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
     }
@@ -550,25 +574,42 @@ static gboolean ask_all(dialog *d, rt_config *lc, guint gpus, GError **error)
         g_autofree char *processes = g_strdup_printf("%" G_GINT64_FORMAT, MAX(per_machine * machines, 2));
         q = (question){multi_gpu ? "How many processes in total, one per GPU, over all the machines?"
                                  : "How many processes in total over all the machines?",
-                       NULL, processes, check_processes, NULL, "launch.num_processes"};
+                       NULL,
+                       processes,
+                       check_processes,
+                       NULL,
+                       "launch.num_processes"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
     }
     if (multi_gpu || (!distributed && gpus >= 1)) {
-        q = (question){multi_gpu ? "Which GPUs (by id, as nvidia-smi lists them) should the processes of this "
-                                   "machine use, as a comma-separated list?"
-                                 : "Which GPU (by id, as nvidia-smi lists them) should the process use?",
-                       NULL, "all", check_gpu_ids, NULL, "launch.gpu_ids"};
+        q = (question){multi_gpu
+                           ? "Which GPUs (by id, as nvidia-smi lists them) should the processes of this "
+                             "machine use, as a comma-separated list?"
+                           : "Which GPU (by id, as nvidia-smi lists them) should the process use?",
+                       NULL,
+                       "all",
+                       check_gpu_ids,
+                       NULL,
+                       "launch.gpu_ids"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
     }
     if (strcmp(kind, "multi-cpu") == 0) {
-        q = (question){"How many CPU threads should each process use (its OMP_NUM_THREADS)?", NULL, "auto",
-                       check_value, NULL, "launch.num_cpu_threads_per_process"};
+        q = (question){"How many CPU threads should each process use (its OMP_NUM_THREADS)?",
+                       NULL,
+                       "auto",
+                       check_value,
+                       NULL,
+                       "launch.num_cpu_threads_per_process"};
         if (!ask_key(d, &q, lc, error))
             return FALSE;
     }
-    q = (question){"Do you wish to use mixed precision?", precisions, "no", check_choice, NULL,
+    q = (question){"Do you wish to use mixed precision?",
+                   precisions,
+                   "no",
+                   check_choice,
+                   NULL,
                    "launch.mixed_precision"};
     return ask_key(d, &q, lc, error);
 }
@@ -583,9 +624,10 @@ static int run_questionnaire(int argc, char **argv)
         return RT_EXIT_USAGE;
     }
     g_autofree char *synopsis = rt_config_synopsis(flags);
-    g_autofree char *usage = g_strdup_printf("usage: robotrain config %s\n\nAsk about this machine and the run, "
-                                             "and write the launch configuration.",
-                                             synopsis);
+    g_autofree char *usage =
+        g_strdup_printf("usage: robotrain config %s\n\nAsk about this machine and the run, "
+                        "and write the launch configuration.",
+                        synopsis);
     if (rt_config_handle_help(flags, usage, stdout))
         return RT_EXIT_OK;
 
@@ -609,8 +651,9 @@ static int run_questionnaire(int argc, char **argv)
 
     g_autoptr(rt_config) lc = rt_launch_config_new();
     guint gpus = count_gpus();
-    fprintf(d.out, "Answer each question, or press Enter for the value in brackets. %u GPU(s) visible on this "
-                   "machine.\n",
+    fprintf(d.out,
+            "Answer each question, or press Enter for the value in brackets. %u GPU(s) visible on this "
+            "machine.\n",
             gpus);
     if (!ask_all(&d, lc, gpus, &error) || !rt_launch_config_validate(lc, &error) ||
         !rt_launch_config_save(lc, path, overwrite, &error)) {

@@ -13,8 +13,8 @@
 
 /* The [launch] keys that are also flags, as accelerate launch has them. */
 static const char *const launch_keys[] = {
-    "num_processes",   "num_machines", "machine_rank",    "main_process_ip",
-    "main_process_port", "gpu_ids",    "mixed_precision", "num_cpu_threads_per_process",
+    "num_processes",     "num_machines", "machine_rank",    "main_process_ip",
+    "main_process_port", "gpu_ids",      "mixed_precision", "num_cpu_threads_per_process",
 };
 
 static const rt_option own_options[] = {
@@ -161,8 +161,8 @@ int rt_cmd_launch(int argc, char **argv)
     if (!lc)
         return RT_EXIT_FAILURE;
     g_autofree char *plugin_path = plugin_path_of(lc);
-    g_autoptr(rt_launch_plan) plan =
-        rt_launch_plan_new(lc, rt_config_get_bool(flags, "cpu"), rt_launcher_probe_gpus, plugin_path, NULL, &error);
+    g_autoptr(rt_launch_plan) plan = rt_launch_plan_new(lc, rt_config_get_bool(flags, "cpu"),
+                                                        rt_launcher_probe_gpus, plugin_path, NULL, &error);
     if (!plan) {
         print_error(error->message);
         return RT_EXIT_FAILURE;

@@ -52,7 +52,8 @@ void rt_launcher_probe_gpus(rt_launch_gpus *gpus, gpointer data)
 
     GError *error = NULL;
     g_auto(GStrv) folders = rt_plugin_search_path(NULL, keyfile_path, &error);
-    rt_plugin_registry *registry = folders ? rt_plugin_registry_new((const char *const *)folders, &error) : NULL;
+    rt_plugin_registry *registry =
+        folders ? rt_plugin_registry_new((const char *const *)folders, &error) : NULL;
     const rt_plugin_module *module =
         registry ? rt_plugin_registry_find(registry, RT_PLUGIN_BACKEND, "cuda", &error) : NULL;
     if (!module) {

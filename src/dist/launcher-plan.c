@@ -75,7 +75,8 @@ static void note(GPtrArray *notes, const char *format, ...)
 
 /* Steps 1-3 of rt_launch_plan_new(): distributed_type and num_processes where only other values
  * decide them. */
-static gboolean resolve_type(rt_config *lc, gboolean use_cpu, gpu_cache *gpus, GPtrArray *notes, GError **error)
+static gboolean resolve_type(rt_config *lc, gboolean use_cpu, gpu_cache *gpus, GPtrArray *notes,
+                             GError **error)
 {
     gint64 processes = rt_config_get_int(lc, "launch.num_processes");
     gint64 machines = rt_config_get_int(lc, "launch.num_machines");
@@ -97,7 +98,9 @@ static gboolean resolve_type(rt_config *lc, gboolean use_cpu, gpu_cache *gpus, G
         } else if (!alone && strcmp(type, "no") == 0) {
             int visible = gpus_of(gpus)->visible;
             const char *now = visible >= 2 ? "multi-gpu" : "multi-cpu";
-            note(notes, "%" G_GINT64_FORMAT " processes and %d GPU(s) visible: distributed_type %s (instead of no, %s)",
+            note(notes,
+                 "%" G_GINT64_FORMAT
+                 " processes and %d GPU(s) visible: distributed_type %s (instead of no, %s)",
                  processes, visible, now, was);
             g_autofree char *origin = g_strdup_printf("distributed_type, inferred from %s", by);
             if (!infer(lc, "launch.distributed_type", now, origin, error))
@@ -106,13 +109,15 @@ static gboolean resolve_type(rt_config *lc, gboolean use_cpu, gpu_cache *gpus, G
     }
 
     type = rt_config_get_string(lc, "launch.distributed_type");
-    if (strcmp(type, "multi-gpu") == 0 && rt_config_get_source(lc, "launch.num_processes") == RT_SOURCE_DEFAULT) {
+    if (strcmp(type, "multi-gpu") == 0 &&
+        rt_config_get_source(lc, "launch.num_processes") == RT_SOURCE_DEFAULT) {
         size_t n_ids = 0;
         g_autofree gint64 *ids = rt_config_get_int_list(lc, "launch.gpu_ids", &n_ids);
         gint64 per_machine = ids ? (gint64)n_ids : gpus_of(gpus)->visible;
         if (per_machine >= 1) {
             g_autofree char *total = g_strdup_printf("%" G_GINT64_FORMAT, per_machine * machines);
-            note(notes, "num_processes not given: %s, one per %s GPU of each of the %" G_GINT64_FORMAT " machine(s)",
+            note(notes,
+                 "num_processes not given: %s, one per %s GPU of each of the %" G_GINT64_FORMAT " machine(s)",
                  total, ids ? "listed" : "visible", machines);
             if (!infer(lc, "launch.num_processes", total, "num_processes, one per GPU", error))
                 return FALSE;
@@ -125,7 +130,8 @@ static gboolean resolve_type(rt_config *lc, gboolean use_cpu, gpu_cache *gpus, G
 static char *visible_devices_text(const char *const *envp)
 {
     const char *cvd = g_environ_getenv((char **)envp, "CUDA_VISIBLE_DEVICES");
-    return cvd ? g_strdup_printf("CUDA_VISIBLE_DEVICES=%s", cvd) : g_strdup("CUDA_VISIBLE_DEVICES is not set");
+    return cvd ? g_strdup_printf("CUDA_VISIBLE_DEVICES=%s", cvd)
+               : g_strdup("CUDA_VISIBLE_DEVICES is not set");
 }
 
 static char *join_ids(const gint64 *ids, size_t n)
@@ -157,7 +163,8 @@ static gboolean wants_gpus(const rt_config *lc, gboolean use_cpu, GError **error
 }
 
 /* Step 5, before the rules between keys: the GPUs named exist, and multi-gpu sees one at least. */
-static gboolean check_gpus_exist(const rt_config *lc, gpu_cache *gpus, const char *const *envp, GError **error)
+static gboolean check_gpus_exist(const rt_config *lc, gpu_cache *gpus, const char *const *envp,
+                                 GError **error)
 {
     size_t n_ids = 0;
     g_autofree gint64 *ids = rt_config_get_int_list(lc, "launch.gpu_ids", &n_ids);
@@ -199,19 +206,22 @@ static gboolean check_gpus_exist(const rt_config *lc, gpu_cache *gpus, const cha
 
 /* Step 5, after the rules: multi-gpu has a visible GPU for each process of this machine (with
  * gpu_ids, the rules checked their number). */
-static gboolean check_gpus_enough(const rt_config *lc, gpu_cache *gpus, const char *const *envp, GError **error)
+static gboolean check_gpus_enough(const rt_config *lc, gpu_cache *gpus, const char *const *envp,
+                                  GError **error)
 {
     if (strcmp(rt_config_get_string(lc, "launch.distributed_type"), "multi-gpu") != 0 ||
         !rt_config_is_null(lc, "launch.gpu_ids"))
         return TRUE;
     const rt_launch_gpus *g = gpus_of(gpus);
-    gint64 per_machine = rt_config_get_int(lc, "launch.num_processes") / rt_config_get_int(lc, "launch.num_machines");
+    gint64 per_machine =
+        rt_config_get_int(lc, "launch.num_processes") / rt_config_get_int(lc, "launch.num_machines");
     if (per_machine <= g->visible)
         return TRUE;
     g_autofree char *origin = rt_config_describe_origin(lc, "launch.num_processes");
     g_autofree char *cvd = visible_devices_text(envp);
     g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                "%s: multi-gpu runs %" G_GINT64_FORMAT " process(es) on this machine, one per GPU, but %d GPU(s) "
+                "%s: multi-gpu runs %" G_GINT64_FORMAT
+                " process(es) on this machine, one per GPU, but %d GPU(s) "
                 "%s visible (%s); lower --num_processes, or run on CPUs with --cpu",
                 origin, per_machine, g->visible, g->visible == 1 ? "is" : "are", cvd);
     return FALSE;
@@ -224,10 +234,11 @@ static gboolean check_port(const rt_config *lc, GError **error)
     if (machines == 1 || rt_config_get_int(lc, "launch.main_process_port") != 0)
         return TRUE;
     g_autofree char *origin = rt_config_describe_origin(lc, "launch.main_process_port");
-    g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                "%s: main_process_port = 0 picks a free port on machine rank 0, which the other machines cannot "
-                "know: give a fixed port for a run over %" G_GINT64_FORMAT " machines",
-                origin, machines);
+    g_set_error(
+        error, RT_ERROR, RT_ERROR_INVALID_ARG,
+        "%s: main_process_port = 0 picks a free port on machine rank 0, which the other machines cannot "
+        "know: give a fixed port for a run over %" G_GINT64_FORMAT " machines",
+        origin, machines);
     return FALSE;
 }
 
@@ -235,7 +246,8 @@ static gboolean check_port(const rt_config *lc, GError **error)
 static char *cpu_threads_of(const rt_config *lc, const char *const *envp)
 {
     if (!rt_config_is_null(lc, "launch.num_cpu_threads_per_process"))
-        return g_strdup_printf("%" G_GINT64_FORMAT, rt_config_get_int(lc, "launch.num_cpu_threads_per_process"));
+        return g_strdup_printf("%" G_GINT64_FORMAT,
+                               rt_config_get_int(lc, "launch.num_cpu_threads_per_process"));
     const char *own = g_environ_getenv((char **)envp, "OMP_NUM_THREADS");
     return g_strdup(own && *own ? own : "1");
 }
@@ -271,8 +283,9 @@ rt_launch_plan *rt_launch_plan_new(rt_config *lc, gboolean use_cpu, rt_launch_gp
             g_propagate_error(error, cpu_error);
             ok = FALSE;
         } else {
-            ok = (!gpus_wanted || check_gpus_exist(lc, &gpus, envp, error)) && rt_launch_config_validate(lc, error) &&
-                 check_port(lc, error) && (!gpus_wanted || check_gpus_enough(lc, &gpus, envp, error));
+            ok = (!gpus_wanted || check_gpus_exist(lc, &gpus, envp, error)) &&
+                 rt_launch_config_validate(lc, error) && check_port(lc, error) &&
+                 (!gpus_wanted || check_gpus_enough(lc, &gpus, envp, error));
         }
     }
     rt_launch_gpus_clear(&gpus.gpus);
@@ -348,10 +361,10 @@ char *rt_launch_plan_describe(const rt_launch_plan *plan)
     if (plan->local_world_size == 1)
         g_string_append_printf(s, "1 worker (rank %d of %d)", plan->first_rank, plan->world_size);
     else
-        g_string_append_printf(s, "%d workers (ranks %d-%d of %d)", plan->local_world_size, plan->first_rank, last,
-                               plan->world_size);
-    g_string_append_printf(s, " on machine %d of %d, distributed_type %s", plan->machine_rank, plan->num_machines,
-                           plan->distributed_type);
+        g_string_append_printf(s, "%d workers (ranks %d-%d of %d)", plan->local_world_size, plan->first_rank,
+                               last, plan->world_size);
+    g_string_append_printf(s, " on machine %d of %d, distributed_type %s", plan->machine_rank,
+                           plan->num_machines, plan->distributed_type);
     if (plan->world_size > 1)
         g_string_append_printf(s, ", rendezvous %s %s:%u", plan->host_store ? "hosted at" : "at",
                                plan->master_addr, plan->master_port);

@@ -32,10 +32,10 @@
 
 typedef struct {
     int rank;
-    pid_t pid;         /* 0: not started */
-    gboolean running;  /* started and not reaped */
-    int status;        /* wait status, once reaped */
-    int fd[2];         /* read ends of its stdout and stderr pipes (-1: none or closed) */
+    pid_t pid;        /* 0: not started */
+    gboolean running; /* started and not reaped */
+    int status;       /* wait status, once reaped */
+    int fd[2];        /* read ends of its stdout and stderr pipes (-1: none or closed) */
     rt_line_prefixer *prefixer[2];
 } worker;
 
@@ -52,8 +52,8 @@ typedef struct {
     int n;
     phase phase;
     gint64 deadline;
-    int failed;      /* index of the first failed worker, -1 */
-    int signal;      /* the signal that stopped the run, 0 */
+    int failed; /* index of the first failed worker, -1 */
+    int signal; /* the signal that stopped the run, 0 */
     gboolean leftovers_noted;
     gboolean gave_up; /* processes survived SIGKILL: wait for the workers only, without deadline */
 } supervisor;
@@ -133,24 +133,42 @@ static void restore_handlers(saved_state *saved)
 static const char *signal_name(int signo)
 {
     switch (signo) {
-    case SIGHUP: return "SIGHUP";
-    case SIGINT: return "SIGINT";
-    case SIGQUIT: return "SIGQUIT";
-    case SIGILL: return "SIGILL";
-    case SIGTRAP: return "SIGTRAP";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGUSR1: return "SIGUSR1";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGUSR2: return "SIGUSR2";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGALRM: return "SIGALRM";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    default: return NULL;
+    case SIGHUP:
+        return "SIGHUP";
+    case SIGINT:
+        return "SIGINT";
+    case SIGQUIT:
+        return "SIGQUIT";
+    case SIGILL:
+        return "SIGILL";
+    case SIGTRAP:
+        return "SIGTRAP";
+    case SIGABRT:
+        return "SIGABRT";
+    case SIGBUS:
+        return "SIGBUS";
+    case SIGFPE:
+        return "SIGFPE";
+    case SIGKILL:
+        return "SIGKILL";
+    case SIGUSR1:
+        return "SIGUSR1";
+    case SIGSEGV:
+        return "SIGSEGV";
+    case SIGUSR2:
+        return "SIGUSR2";
+    case SIGPIPE:
+        return "SIGPIPE";
+    case SIGALRM:
+        return "SIGALRM";
+    case SIGTERM:
+        return "SIGTERM";
+    case SIGXCPU:
+        return "SIGXCPU";
+    case SIGXFSZ:
+        return "SIGXFSZ";
+    default:
+        return NULL;
     }
 }
 
@@ -277,9 +295,10 @@ static void on_launcher_signal(supervisor *s, int signo)
             signal_name(signo), s->options->grace_period_s);
         stop_all(s, signo);
     } else if (s->phase == PHASE_STOPPING) {
+        say(s, "%s received %s: killing the workers", signal_name(signo),
+            s->signal ? "again" : "while the workers stop");
         if (!s->signal)
             s->signal = signo;
-        say(s, "%s received again: killing the workers", signal_name(signo));
         kill_all(s);
     }
 }
@@ -499,13 +518,12 @@ static void fill_result(const supervisor *s, rt_launch_result *result)
         result->summary = g_strdup_printf("stopped by %s", signal_name(s->signal));
     } else {
         result->exit_status = 0;
-        result->summary =
-            g_strdup_printf("%d worker%s exited with status 0", s->n, s->n == 1 ? "" : "s");
+        result->summary = g_strdup_printf("%d worker%s exited with status 0", s->n, s->n == 1 ? "" : "s");
     }
 }
 
-gboolean rt_launcher_run(const rt_launch_plan *plan, const char *path, char **argv, const rt_launch_options *options,
-                         rt_launch_result *result, GError **error)
+gboolean rt_launcher_run(const rt_launch_plan *plan, const char *path, char **argv,
+                         const rt_launch_options *options, rt_launch_result *result, GError **error)
 {
     g_return_val_if_fail(plan != NULL && path != NULL && argv != NULL && argv[0] != NULL, FALSE);
     g_return_val_if_fail(options != NULL && result != NULL, FALSE);
@@ -514,18 +532,22 @@ gboolean rt_launcher_run(const rt_launch_plan *plan, const char *path, char **ar
     if (!install_handlers(&saved, error))
         return FALSE;
 
-    supervisor s = {plan, options, g_new0(worker, plan->local_world_size), plan->local_world_size,
-                    PHASE_RUNNING, 0, -1, 0, FALSE, FALSE};
+    supervisor s = {
+        .plan = plan,
+        .options = options,
+        .workers = g_new0(worker, plan->local_world_size),
+        .n = plan->local_world_size,
+        .phase = PHASE_RUNNING,
+        .failed = -1,
+    };
     for (int i = 0; i < s.n; i++) {
         s.workers[i].rank = plan->first_rank + i;
         s.workers[i].fd[0] = s.workers[i].fd[1] = -1;
     }
     GError *spawn_error = NULL;
     for (int i = 0; i < s.n && !spawn_error; i++)
-        if (!start_worker(&s, i, path, argv, &spawn_error) && i > 0) {
-            say(&s, "%s; stopping the workers started", spawn_error->message);
-            stop_all(&s, SIGTERM);
-        }
+        if (!start_worker(&s, i, path, argv, &spawn_error) && i > 0)
+            stop_all(&s, SIGTERM); /* the ones started */
     if (!spawn_error || s.phase != PHASE_RUNNING)
         supervise(&s);
     for (int i = 0; i < s.n; i++)

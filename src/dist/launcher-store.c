@@ -27,7 +27,8 @@ static gboolean is_loopback(const char *host)
 static gboolean pick_free_port(uint16_t *port, GError **error)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in addr = {
+        .sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof addr;
     gboolean ok = fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
                   getsockname(fd, (struct sockaddr *)&addr, &len) == 0;
@@ -57,7 +58,8 @@ gboolean rt_launcher_host_store(rt_launch_plan *plan, rt_store_server **server, 
         g_set_error(error, RT_ERROR, RT_ERROR_NETWORK,
                     "cannot host the rendezvous on port %u (main_process_port): %s%s", plan->master_port,
                     local->message,
-                    plan->num_machines == 1 ? "; with --main_process_port=0 the launcher picks a free port" : "");
+                    plan->num_machines == 1 ? "; with --main_process_port=0 the launcher picks a free port"
+                                            : "");
         g_error_free(local);
         return FALSE;
     }

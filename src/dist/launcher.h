@@ -69,7 +69,7 @@ typedef struct rt_launch_plan {
                                  * "" hides every GPU, "0,1" the GPUs of gpu_ids */
     char *mixed_precision;      /* "no", "fp16" or "bf16" */
     char *cpu_threads;          /* every worker's OMP_NUM_THREADS */
-    char **notes;               /* what was inferred, one line each, for the launcher's log (NULL-terminated) */
+    char **notes; /* what was inferred, one line each, for the launcher's log (NULL-terminated) */
 } rt_launch_plan;
 
 /* Resolves lc (a launch configuration with the key file and the flags applied; see
@@ -138,7 +138,7 @@ void rt_line_prefixer_free(rt_line_prefixer *p);
 /* ---------------------------------------------------------------- running */
 
 typedef struct rt_launch_options {
-    double grace_period_s; /* from SIGTERM to SIGKILL when workers are stopped */
+    double grace_period_s;  /* from SIGTERM to SIGKILL when workers are stopped */
     gboolean prefix_output; /* prefix each line of the workers' stdout and stderr with "[rank N] " */
     FILE *log;              /* the launcher's own messages ("robotrain launch: ..."), or NULL */
 } rt_launch_options;
@@ -158,8 +158,8 @@ typedef struct rt_launch_result {
 char *rt_launcher_find_program(const char *name, GError **error);
 
 /* Starts plan->local_world_size workers running the executable path with argv (argv[0] as the
- * user wrote it; see rt_launcher_find_program()), each with rt_launch_plan_worker_environ(), stdin from /dev/null, in
- * its own process group, and supervises them until every one has exited:
+ * user wrote it; see rt_launcher_find_program()), each with rt_launch_plan_worker_environ(), stdin from
+ * /dev/null, in its own process group, and supervises them until every one has exited:
  *   - a worker that exits non-zero or is killed by a signal fails the run: every worker's
  *     process group gets SIGTERM, and SIGKILL grace_period_s later if some process is left;
  *   - SIGINT, SIGTERM or SIGHUP sent to the launcher is sent on to every worker's process
@@ -171,8 +171,8 @@ char *rt_launcher_find_program(const char *name, GError **error);
  * restored before it returns. Not reentrant: one run per process at a time.
  * Returns TRUE with *result filled (free its summary), or FALSE with error when a worker could
  * not be started (the ones already started are stopped first). */
-gboolean rt_launcher_run(const rt_launch_plan *plan, const char *path, char **argv, const rt_launch_options *options,
-                         rt_launch_result *result, GError **error);
+gboolean rt_launcher_run(const rt_launch_plan *plan, const char *path, char **argv,
+                         const rt_launch_options *options, rt_launch_result *result, GError **error);
 
 /* "exited with status 3", "was killed by signal 9 (SIGKILL)". Returns (transfer full). */
 char *rt_launcher_describe_status(int wait_status);
