@@ -66,9 +66,10 @@ gboolean rt_launch_config_set_flag(rt_config *lc, const char *key, const char *t
  * the folder is created. With overwrite FALSE an existing file is left alone (RT_ERROR_IO). */
 gboolean rt_launch_config_save(const rt_config *lc, const char *path, gboolean overwrite, GError **error);
 
-/* The GPUs this process may use, as CUDA counts them from CUDA_VISIBLE_DEVICES: the entries
- * before the first invalid one (CUDA's rule). Without CUDA_VISIBLE_DEVICES it returns 0: until
- * the CUDA backend reports its device count here, the environment is the only source. */
+/* The GPUs CUDA_VISIBLE_DEVICES names: the entries before the first invalid one (CUDA's rule),
+ * without checking that they exist; 0 without the variable. robotrain config uses it when the
+ * variable is set (to write a file for another machine), and otherwise asks the CUDA backend
+ * module, as robotrain launch always does (rt_launcher_probe_gpus() in src/dist/launcher.h). */
 guint rt_launch_count_visible_gpus(void);
 
 /* Sets what `robotrain config default` writes for a machine with n_gpus GPUs: one process per
