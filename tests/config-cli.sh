@@ -10,8 +10,8 @@ conf="$XDG_CONFIG_HOME/robotrain/launch.conf"
 has_line() { grep -x -F -q -- "$3" "$2"; r=$?; [ $r -eq 0 ] || echo "# '$2' lacks the line: $3"; tap_result $r "$1"; }
 
 # ---- usage
-fail_run 2 "config without a subcommand is a usage error" "$ROBOTRAIN" config
-contains "  ... and prints the usage" "$T/err" "usage: robotrain config default"
+fail_run 1 "config without a subcommand asks questions, and fails when the input ends" "$ROBOTRAIN" config </dev/null
+contains "  ... saying that nothing was written" "$T/err" "robotrain config: Nothing was written."
 ok_run "config --help exits 0" "$ROBOTRAIN" config --help
 contains "  --help lists the subcommands" "$T/out" "   or: robotrain config check [--config_file=PATH]"
 contains "  --help names the default file" "$T/out" "by default $conf"
@@ -20,8 +20,8 @@ ok_run "help config exits 0" "$ROBOTRAIN" help config
 contains "  and prints the same help" "$T/out" "keys of the file (robotrain.conf(5)):"
 fail_run 2 "an unknown subcommand is a usage error" "$ROBOTRAIN" config shwo
 contains "  ... that suggests the nearest one" "$T/err" "'shwo' is not a subcommand of config. Did you mean 'show'?"
-fail_run 2 "a flag before the subcommand is a usage error" "$ROBOTRAIN" config --force
-contains "  ... saying a subcommand comes first" "$T/err" "give a subcommand (default, show or check) before '--force'"
+fail_run 2 "a mistyped flag of the questions is a usage error" "$ROBOTRAIN" config --forse </dev/null
+contains "  ... that suggests the flag" "$T/err" "unknown option '--forse'. Did you mean '--force'?"
 ok_run "config show --help exits 0" "$ROBOTRAIN" config show --help
 contains "  ... with the subcommand's usage" "$T/out" "usage: robotrain config show [--config_file=PATH]"
 

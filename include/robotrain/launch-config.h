@@ -54,13 +54,22 @@ gboolean rt_launch_config_load(rt_config *lc, const char *path, GError **error);
  * Errors name the keys with where their values came from (file and group, flag, default). */
 gboolean rt_launch_config_validate(const rt_config *lc, GError **error);
 
+/* Sets key ("launch.num_processes") from text as a command-line flag does: the value is
+ * validated like the flag, its source becomes RT_SOURCE_ARGS, and messages about it (those of
+ * rt_launch_config_validate() included) name flag, the spelling the user wrote ("--num_processes",
+ * or "--multi_gpu" for a flag that sets another key). Errors (RT_ERROR_INVALID_ARG) name flag,
+ * the value and what is allowed. */
+gboolean rt_launch_config_set_flag(rt_config *lc, const char *key, const char *text, const char *flag,
+                                   GError **error);
+
 /* Writes lc to path (NULL: the default path) atomically, with every key and a comment about it;
  * the folder is created. With overwrite FALSE an existing file is left alone (RT_ERROR_IO). */
 gboolean rt_launch_config_save(const rt_config *lc, const char *path, gboolean overwrite, GError **error);
 
-/* The GPUs this process may use, as CUDA counts them from CUDA_VISIBLE_DEVICES: the entries
- * before the first invalid one (CUDA's rule). Without CUDA_VISIBLE_DEVICES it returns 0: until
- * the CUDA backend reports its device count here, the environment is the only source. */
+/* The GPUs CUDA_VISIBLE_DEVICES names: the entries before the first invalid one (CUDA's rule),
+ * without checking that they exist; 0 without the variable. robotrain config uses it when the
+ * variable is set (to write a file for another machine), and otherwise asks the CUDA backend
+ * module, as robotrain launch always does (rt_launcher_probe_gpus() in src/dist/launcher.h). */
 guint rt_launch_count_visible_gpus(void);
 
 /* Sets what `robotrain config default` writes for a machine with n_gpus GPUs: one process per

@@ -12,6 +12,7 @@
 
 static const rt_cli_command commands[] = {
     { "config", rt_cmd_config, "write, show or check the launch configuration (robotrain.conf)" },
+    { "launch", rt_cmd_launch, "start and supervise the workers of a (multi-GPU, multi-machine) run" },
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
     { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, or print its rows" },
 };

@@ -6,6 +6,8 @@
 #include <robotrain/error.h>
 #include <robotrain/launch-config.h>
 
+#include "core/options-private.h"
+
 static const char *const compute_environments[] = {"LOCAL_MACHINE", NULL};
 static const char *const distributed_types[] = {"no", "multi-cpu", "multi-gpu", NULL};
 static const char *const precisions[] = {"no", "fp16", "bf16", NULL};
@@ -188,8 +190,10 @@ static char *value_from(const rt_config *lc, const char *key)
         return g_strdup_printf("%s, the default", text);
     case RT_SOURCE_FILE:
         return g_strdup_printf("%s, from %s", text, rt_config_get_source_file(lc, key));
-    case RT_SOURCE_ARGS:
-        return g_strdup_printf("%s, from the command line", text);
+    case RT_SOURCE_ARGS: {
+        g_autofree char *flag = rt_config_describe_origin(lc, key);
+        return g_strdup_printf("%s, from %s", text, flag);
+    }
     case RT_SOURCE_PROGRAM:
         break;
     }
@@ -281,6 +285,24 @@ gboolean rt_launch_config_validate(const rt_config *lc, GError **error)
         g_set_error_literal(error, RT_ERROR, RT_ERROR_INVALID_ARG, r.problems->str);
     g_string_free(r.problems, TRUE);
     return ok;
+}
+
+gboolean rt_launch_config_set_flag(rt_config *lc, const char *key, const char *text, const char *flag,
+                                   GError **error)
+{
+    g_return_val_if_fail(lc != NULL && key != NULL && text != NULL && flag != NULL, FALSE);
+    opt_entry *e = opt_lookup(lc, key);
+    g_return_val_if_fail(e != NULL, FALSE);
+    GString *why = g_string_new(NULL);
+    JsonNode *value = opt_value_from_text(e->row, text, why);
+    if (!value) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s: %s", flag, why->str);
+        g_string_free(why, TRUE);
+        return FALSE;
+    }
+    g_string_free(why, TRUE);
+    opt_entry_assign(e, value, RT_SOURCE_ARGS, flag, FALSE);
+    return TRUE;
 }
 
 /* ---------------------------------------------------------------- files */

@@ -212,7 +212,8 @@ void opt_entry_assign(opt_entry *entry, JsonNode *value, rt_value_source source,
     entry->value = value;
     entry->source = source;
     g_free(entry->source_file);
-    entry->source_file = source == RT_SOURCE_FILE ? g_strdup(file) : NULL;
+    /* For a flag, file may name the flag as the user wrote it (see rt_launch_config_set_flag()). */
+    entry->source_file = source == RT_SOURCE_FILE || source == RT_SOURCE_ARGS ? g_strdup(file) : NULL;
     entry->from_keyfile = source == RT_SOURCE_FILE && from_keyfile;
 }
 
@@ -400,7 +401,7 @@ rt_value_source rt_config_get_source(const rt_config *cfg, const char *key)
 const char *rt_config_get_source_file(const rt_config *cfg, const char *key)
 {
     opt_entry *e = get_entry(cfg, key, G_STRFUNC);
-    return e ? e->source_file : NULL;
+    return e && e->source == RT_SOURCE_FILE ? e->source_file : NULL;
 }
 
 char *rt_config_describe_origin(const rt_config *cfg, const char *key)
@@ -410,7 +411,7 @@ char *rt_config_describe_origin(const rt_config *cfg, const char *key)
         return g_strdup(key);
     switch (e->source) {
     case RT_SOURCE_ARGS:
-        return g_strdup_printf("--%s", e->key);
+        return e->source_file ? g_strdup(e->source_file) : g_strdup_printf("--%s", e->key);
     case RT_SOURCE_FILE:
         if (e->from_keyfile) {
             const char *dot = strchr(e->key, '.');
