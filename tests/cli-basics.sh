@@ -17,7 +17,7 @@ contains "... is named" "$T/err" "robotrain: 'frobnicate' is not a robotrain com
 ok_run "help COMMAND" "$ROBOTRAIN" help plugins
 contains "... prints that command's help" "$T/out" "usage: robotrain plugins [list]"
 ok_run "help config" "$ROBOTRAIN" help config
-contains "... prints config's help" "$T/out" "usage: robotrain config default"
+contains "... prints config's help" "$T/out" "or: robotrain config default"
 fail_run 2 "no command is a usage error" "$ROBOTRAIN"
 fail_run 2 "an unknown option before the command is a usage error" "$ROBOTRAIN" --frobnicate
 exit $tap_failed

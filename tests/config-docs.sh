@@ -12,13 +12,12 @@ commands='config default|robotrain-config.pod
 config show|robotrain-config.pod
 config check|robotrain-config.pod
 config|robotrain.conf.pod
-<<<<<<< HEAD
 plugins|robotrain-plugins.pod
 plugins list|robotrain-plugins.pod
-plugins show|robotrain-plugins.pod'
-=======
-launch|robotrain-launch.pod'
->>>>>>> dev/launch
+plugins show|robotrain-plugins.pod
+launch|robotrain-launch.pod
+dataset info|robotrain-dataset.pod
+dataset show|robotrain-dataset.pod'
 
 # in_section FILE HEADER_PREFIX GROUP LINE_PREFIX: a line starting with LINE_PREFIX in FILE,
 # inside the section whose header is HEADER_PREFIX[GROUP] ("[" for help, "=head2 [" for POD)

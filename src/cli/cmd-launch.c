@@ -98,13 +98,6 @@ static const char help_text[] =
     "(128 + N when killed by signal N); 128 + N after the launcher got signal N; 1 when the run\n"
     "cannot start; 2 for a usage error. See robotrain-launch(1).";
 
-/* The key file's plugin_path as a colon-separated list (NULL when empty), for the GPU probe. */
-static char *plugin_path_of(const rt_config *lc)
-{
-    g_auto(GStrv) items = rt_config_get_string_list(lc, "core.plugin_path");
-    return items && items[0] ? g_strjoinv(":", items) : NULL;
-}
-
 /* The launch configuration: the key file, then the flags. NULL after printing the problem. */
 static rt_config *effective_config(const rt_config *flags)
 {
@@ -160,9 +153,10 @@ int rt_cmd_launch(int argc, char **argv)
     g_autoptr(rt_config) lc = effective_config(flags);
     if (!lc)
         return RT_EXIT_FAILURE;
-    g_autofree char *plugin_path = plugin_path_of(lc);
+    /* The key file's [core] plugin_path folders, where the GPU probe looks for the CUDA module. */
+    g_auto(GStrv) plugin_folders = rt_config_get_string_list(lc, "core.plugin_path");
     g_autoptr(rt_launch_plan) plan = rt_launch_plan_new(lc, rt_config_get_bool(flags, "cpu"),
-                                                        rt_launcher_probe_gpus, plugin_path, NULL, &error);
+                                                        rt_launcher_probe_gpus, plugin_folders, NULL, &error);
     if (!plan) {
         print_error(error->message);
         return RT_EXIT_FAILURE;

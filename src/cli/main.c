@@ -12,9 +12,9 @@
 
 static const rt_cli_command commands[] = {
     { "config", rt_cmd_config, "write, show or check the launch configuration (robotrain.conf)" },
+    { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, or print its rows" },
     { "launch", rt_cmd_launch, "start and supervise the workers of a (multi-GPU, multi-machine) run" },
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
-    { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, or print its rows" },
 };
 
 static void print_usage(FILE *out)

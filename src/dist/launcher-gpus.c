@@ -46,12 +46,12 @@ static int count_visible(const char *cvd, int n)
 void rt_launcher_probe_gpus(rt_launch_gpus *gpus, gpointer data)
 {
     g_return_if_fail(gpus != NULL);
-    const char *keyfile_path = data;
+    const char *const *keyfile_folders = data; /* [core] plugin_path, NULL-terminated, or NULL */
     gpus->machine = gpus->visible = 0;
     g_clear_pointer(&gpus->why_none, g_free);
 
     GError *error = NULL;
-    g_auto(GStrv) folders = rt_plugin_search_path(NULL, keyfile_path, &error);
+    g_auto(GStrv) folders = rt_plugin_search_path(NULL, keyfile_folders, &error);
     rt_plugin_registry *registry =
         folders ? rt_plugin_registry_new((const char *const *)folders, &error) : NULL;
     const rt_plugin_module *module =

@@ -40,7 +40,7 @@ typedef struct rt_launch_gpus {
 typedef void (*rt_launch_gpu_probe)(rt_launch_gpus *gpus, gpointer data);
 
 /* The probe of this machine: the CUDA backend module (found in the plugin search path, with
- * data, when not NULL, a colon-separated key-file plugin_path) counts the devices with
+ * data, when not NULL, the key-file plugin_path folders as a NULL-terminated char **) counts the devices with
  * CUDA_VISIBLE_DEVICES removed from the environment for the call, so that machine counts every
  * GPU; visible is then the number of CUDA_VISIBLE_DEVICES entries before the first one that is
  * invalid or names no GPU of the machine (CUDA's rule). Without the module, or when CUDA
