@@ -114,7 +114,7 @@ typedef struct {
 } col_stats;
 
 static const char *const stat_names[NSTATS] = {"min", "max", "mean", "std", "count",
-                                               "q01", "q10", "q50", "q90", "q99"};
+                                               "q01", "q10", "q50",  "q90", "q99"};
 static const double quantiles[5] = {0.01, 0.10, 0.50, 0.90, 0.99};
 
 /* The slot of stat_names[k] in col_stats.v, or -1 for count. */
@@ -162,7 +162,8 @@ static col_stats column_stats(const double *x, size_t n)
             value = edges[BINS];
         else {
             double before = cum[idx - 1], in_bin = cum[idx] - before;
-            value = in_bin == 0 ? edges[idx] : edges[idx] + (goal - before) / in_bin * (edges[idx + 1] - edges[idx]);
+            value = in_bin == 0 ? edges[idx]
+                                : edges[idx] + (goal - before) / in_bin * (edges[idx + 1] - edges[idx]);
         }
         s.v[4 + q] = value;
     }
@@ -191,7 +192,8 @@ static col_stats aggregate(const col_stats *per, const int *counts, int n)
         s.v[0] = fmin(s.v[0], per[e].v[0]);
         s.v[1] = fmax(s.v[1], per[e].v[1]);
         for (int q = 0; q < 5; q++)
-            s.v[4 + q] = quantiles[q] <= 0.5 ? fmin(s.v[4 + q], per[e].v[4 + q]) : fmax(s.v[4 + q], per[e].v[4 + q]);
+            s.v[4 + q] =
+                quantiles[q] <= 0.5 ? fmin(s.v[4 + q], per[e].v[4 + q]) : fmax(s.v[4 + q], per[e].v[4 + q]);
     }
     return s;
 }
@@ -202,9 +204,8 @@ static const struct {
     int dims;
     gboolean is_int;
 } features[] = {
-    {"observation.state", 2, FALSE}, {"action", 2, FALSE},        {CAMERA, 3, FALSE},
-    {"timestamp", 1, FALSE},         {"frame_index", 1, TRUE},    {"episode_index", 1, TRUE},
-    {"index", 1, TRUE},              {"task_index", 1, TRUE},
+    {"observation.state", 2, FALSE}, {"action", 2, FALSE},       {CAMERA, 3, FALSE}, {"timestamp", 1, FALSE},
+    {"frame_index", 1, TRUE},        {"episode_index", 1, TRUE}, {"index", 1, TRUE}, {"task_index", 1, TRUE},
 };
 enum { NFEATURES = G_N_ELEMENTS(features) };
 
@@ -217,8 +218,8 @@ static void compute_episode_stats(void)
     uint8_t *rgb = g_malloc(SIZE * SIZE * 3);
     for (int e = 0; e < EPISODES; e++) {
         int len = episode_length(e);
-        size_t plane = (size_t)SIZE * SIZE;
-        double *x = g_new(double, (size_t)len * plane);
+        size_t plane = (size_t)SIZE * SIZE, values = (size_t)len * plane;
+        double *x = g_new(double, values);
         for (int k = 0; k < NFEATURES; k++)
             for (int d = 0; d < features[k].dims; d++) {
                 if (k == 2) {
@@ -227,7 +228,7 @@ static void compute_episode_stats(void)
                         for (size_t p = 0; p < plane; p++)
                             x[f * plane + p] = rgb[p * 3 + d];
                     }
-                    col_stats s = column_stats(x, (size_t)len * plane);
+                    col_stats s = column_stats(x, values);
                     for (int i = 0; i < 9; i++)
                         s.v[i] /= 255.0;
                     episode_stats[e][k][d] = s;
@@ -358,8 +359,8 @@ DEF_TEST(data_file_values)
     OK(rt_parquet_file_metadata(f, "ARROW:schema") != NULL);
     OK(g_str_has_prefix(rt_parquet_file_created_by(f), "parquet-wasm 0.8.0 (arrow-rs)"));
 
-    static const char *const names[] = {"observation.state", "action",        "timestamp", "frame_index",
-                                        "episode_index",     "index",         "task_index"};
+    static const char *const names[] = {"observation.state", "action", "timestamp", "frame_index",
+                                        "episode_index",     "index",  "task_index"};
     for (int i = 0; i < 7; i++)
         EXPECT_EQ_INT(i, rt_parquet_file_find_column(f, names[i]));
     /* the ARROW:schema says FixedSizeList[2]<float32> */
@@ -405,12 +406,14 @@ DEF_TEST(data_file_values)
     JsonParser *parser = json_parser_new();
     OK(json_parser_load_from_data(parser, rt_parquet_file_metadata(f, "huggingface"), -1, NULL));
     JsonObject *hf = json_object_get_object_member(
-        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "info"), "features");
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)), "info"),
+        "features");
     EXPECT_EQ_INT(7, json_object_get_size(hf));
     JsonObject *st = json_object_get_object_member(hf, "observation.state");
     EXPECT_EQ_STR("List", json_object_get_string_member(st, "_type"));
     EXPECT_EQ_INT(2, json_object_get_int_member(st, "length"));
-    EXPECT_EQ_STR("int64", json_object_get_string_member(json_object_get_object_member(hf, "index"), "dtype"));
+    EXPECT_EQ_STR("int64",
+                  json_object_get_string_member(json_object_get_object_member(hf, "index"), "dtype"));
     g_object_unref(parser);
     rt_parquet_file_free(f);
     return 0;
@@ -533,7 +536,8 @@ static char *expand_template(const char *tmpl, const char *video_key, int chunk,
         if (strcmp(field, "video_key") == 0)
             g_string_append(out, video_key);
         else
-            g_string_append_printf(out, colon ? "%03d" : "%d", strcmp(field, "chunk_index") == 0 ? chunk : file);
+            g_string_append_printf(out, colon ? "%03d" : "%d",
+                                   strcmp(field, "chunk_index") == 0 ? chunk : file);
         g_free(field);
         p = close + 1;
     }
@@ -552,7 +556,8 @@ DEF_TEST(info_json)
     EXPECT_EQ_INT(1, json_object_get_int_member(info, "total_tasks"));
     EXPECT_EQ_INT(1000, json_object_get_int_member(info, "chunks_size"));
     EXPECT_EQ_STR("point2d_sim", json_object_get_string_member(info, "robot_type"));
-    EXPECT_EQ_STR("0:8", json_object_get_string_member(json_object_get_object_member(info, "splits"), "train"));
+    EXPECT_EQ_STR("0:8",
+                  json_object_get_string_member(json_object_get_object_member(info, "splits"), "train"));
 
     /* the templates lead to the files */
     char *data = expand_template(json_object_get_string_member(info, "data_path"), NULL, 0, 0);
@@ -669,11 +674,11 @@ DEF_TEST(stats_json)
                 if (features[k].is_int && s < 2)
                     EXPECT_EQ_INT(G_TYPE_INT64, json_node_get_value_type(n));
                 double got = json_node_get_value_type(n) == G_TYPE_INT64 ? (double)json_node_get_int(n)
-                                                                          : json_node_get_double(n);
+                                                                         : json_node_get_double(n);
                 double expect = agg.v[stat_slot(s)];
                 if (!near_rel(expect, got)) {
-                    printf("# stats.json %s/%s[%d] = %.17g, expected %.17g\n", features[k].name, stat_names[s], d,
-                           got, expect);
+                    printf("# stats.json %s/%s[%d] = %.17g, expected %.17g\n", features[k].name,
+                           stat_names[s], d, got, expect);
                     OK(FALSE);
                 }
                 checked++;
@@ -792,8 +797,8 @@ DEF_TEST(video_frames)
 
 /* ------------------------------------------------------------------ layout vs the fixture */
 
-/* Relative paths of the files under dir (sorted; `skip` is a top-level folder to leave out),
- * with the fixture's camera name replaced by ours. Returns (transfer full) a GPtrArray. */
+/* Appends to `out` the paths, relative to root, of the files under root/rel (`skip`: a
+ * folder, relative to root, to leave out). The strings are g_strdup'ed for out to free. */
 static void list_files(const char *root, const char *rel, const char *skip, GPtrArray *out)
 {
     char *dir = rel ? g_build_filename(root, rel, NULL) : g_strdup(root);
@@ -816,11 +821,23 @@ static void list_files(const char *root, const char *rel, const char *skip, GPtr
     g_free(dir);
 }
 
+/* s with every `from` replaced by `to` (g_string_replace needs GLib 2.68; we require 2.66).
+ * Returns (transfer full): g_free. */
+static char *replace_all(const char *s, const char *from, const char *to)
+{
+    GString *out = g_string_new(NULL);
+    for (const char *hit; (hit = strstr(s, from)); s = hit + strlen(from)) {
+        g_string_append_len(out, s, hit - s);
+        g_string_append(out, to);
+    }
+    g_string_append(out, s);
+    return g_string_free(out, FALSE);
+}
+
+/* A name of the fixture with its camera renamed to ours. Returns (transfer full). */
 static char *ours(const char *fixture_name)
 {
-    GString *s = g_string_new(fixture_name);
-    g_string_replace(s, "observation.images.cam", CAMERA, 0);
-    return g_string_free(s, FALSE);
+    return replace_all(fixture_name, "observation.images.cam", CAMERA);
 }
 
 static int compare_strings(gconstpointer a, gconstpointer b)
@@ -835,9 +852,9 @@ static void json_shape(JsonNode *n, const char *path, GPtrArray *out)
     static const char *const kinds[] = {"object", "array", "value", "null"};
     const char *kind = kinds[json_node_get_node_type(n)];
     if (JSON_NODE_HOLDS_VALUE(n))
-        kind = json_node_get_value_type(n) == G_TYPE_STRING ? "string"
+        kind = json_node_get_value_type(n) == G_TYPE_STRING    ? "string"
                : json_node_get_value_type(n) == G_TYPE_BOOLEAN ? "boolean"
-                                                                : "number";
+                                                               : "number";
     g_ptr_array_add(out, g_strdup_printf("%s: %s", path, kind));
     if (JSON_NODE_HOLDS_OBJECT(n)) {
         GList *members = json_object_get_members(json_node_get_object(n));
@@ -899,8 +916,9 @@ static GPtrArray *parquet_shape(const char *file)
         char *path = ours(c->path);
         g_ptr_array_add(lines, g_strdup_printf("column %03d %s: type %d logical %d shape %d def %d rep %d "
                                                "nullable %d fixed %s",
-                                               i, path, c->physical, c->logical, c->shape, c->max_definition_level,
-                                               c->max_repetition_level, c->nullable, c->fixed_size > 0 ? "yes" : "no"));
+                                               i, path, c->physical, c->logical, c->shape,
+                                               c->max_definition_level, c->max_repetition_level, c->nullable,
+                                               c->fixed_size > 0 ? "yes" : "no"));
         g_free(path);
     }
     for (int i = 0; i < rt_parquet_file_num_metadata(f); i++)
@@ -934,10 +952,9 @@ DEF_TEST(layout_matches_fixture)
         char *theirs = NULL;
         for (guint j = 0; j < want->len; j++) /* the fixture's own name of the same file */
             if (strcmp(want->pdata[j], rel) == 0) {
-                GString *s = g_string_new(rel);
-                g_string_replace(s, CAMERA, "observation.images.cam", 0);
-                theirs = g_build_filename(fixture, s->str, NULL);
-                g_string_free(s, TRUE);
+                char *name = replace_all(rel, CAMERA, "observation.images.cam");
+                theirs = g_build_filename(fixture, name, NULL);
+                g_free(name);
             }
         char *mine = example_file(rel);
         GPtrArray *a = NULL, *b = NULL;
