@@ -86,16 +86,21 @@ typedef enum {
     RT_INIT_CONSTANT, /* every element = a */
     RT_INIT_UNIFORM,  /* U(a, b) */
     RT_INIT_NORMAL,   /* N(mean a, std b) */
+    RT_INIT_DATA,     /* the values at data (computed tables such as positional encodings) */
 } rt_init_kind;
 
 typedef struct rt_init {
     rt_init_kind kind;
     double a, b;
+    /* RT_INIT_DATA: numel x dtype-size bytes in the tensor's dtype, row-major; rt_param and
+     * rt_buffer copy them, so the caller's memory may go once they return. */
+    const void *data;
 } rt_init;
 
-static inline rt_init rt_init_constant(double value) { return (rt_init){RT_INIT_CONSTANT, value, 0}; }
-static inline rt_init rt_init_uniform(double lo, double hi) { return (rt_init){RT_INIT_UNIFORM, lo, hi}; }
-static inline rt_init rt_init_normal(double mean, double std) { return (rt_init){RT_INIT_NORMAL, mean, std}; }
+static inline rt_init rt_init_constant(double value) { return (rt_init){RT_INIT_CONSTANT, value, 0, NULL}; }
+static inline rt_init rt_init_uniform(double lo, double hi) { return (rt_init){RT_INIT_UNIFORM, lo, hi, NULL}; }
+static inline rt_init rt_init_normal(double mean, double std) { return (rt_init){RT_INIT_NORMAL, mean, std, NULL}; }
+static inline rt_init rt_init_data(const void *data) { return (rt_init){RT_INIT_DATA, 0, 0, data}; }
 
 /* A trainable parameter named with its state-dict key. All trainable parameters of a graph
  * share one dtype (f32 masters, or f64 in tests). */
