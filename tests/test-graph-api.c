@@ -189,7 +189,9 @@ DEF_TEST(autodiff_and_optimizer_errors)
     OK(rt_graph_backward(g, &error));
     OK(!rt_graph_backward(g, &error));
     EXPECT_ERROR(error, "rt_graph_backward: call it once");
+    EXPECT_EQ_INT(0, rt_param_group(w));
     rt_param_set_group(g, w, 3);
+    EXPECT_EQ_INT(3, rt_param_group(w));
     OK(!rt_graph_add_adamw(g, &grp, 1, 1.0, &error));
     EXPECT_ERROR(error, "parameter 'w' is in optimizer group 3 but only 1 groups were given");
     rt_param_set_group(g, w, 0);

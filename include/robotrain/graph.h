@@ -137,6 +137,8 @@ rt_tensor *rt_graph_buffer(const rt_graph *g, int i);
  * optimizer group `group` (default 0). Only before rt_graph_add_adamw. */
 void rt_param_set_group(rt_graph *g, rt_tensor *param, int group);
 int rt_graph_set_group_by_prefix(rt_graph *g, const char *prefix, int group);
+/* The optimizer group of a parameter (0 until set). */
+int rt_param_group(const rt_tensor *param);
 /* Seed of the parameter initialisers (default 0). */
 void rt_graph_set_init_seed(rt_graph *g, uint64_t seed);
 

@@ -523,6 +523,12 @@ void rt_param_set_group(rt_graph *g, rt_tensor *param, int group)
     RT_IMPL(param)->group = group;
 }
 
+int rt_param_group(const rt_tensor *param)
+{
+    g_return_val_if_fail(param && (param->flags & RT_TENSOR_PARAM), -1);
+    return RT_IMPL(param)->group;
+}
+
 int rt_graph_set_group_by_prefix(rt_graph *g, const char *prefix, int group)
 {
     int n = 0;
