@@ -28,3 +28,13 @@ plugins_policy_act_la_SOURCES = \
 	plugins/policy-act/act-policy.c
 plugins_policy_act_la_LDFLAGS = $(RT_MODULE_FLAGS)
 plugins_policy_act_la_LIBADD = librobotrain.la $(GLIB_LIBS) $(LIBM)
+
+## Tests. tests/test-act loads the module from the build tree (ROBOTRAIN_PLUGIN_PATH).
+check_PROGRAMS += tests/test-act
+TESTS += tests/test-act
+tests_test_act_SOURCES = tests/test-act.c tests/graph-test.h
+tests_test_act_LDADD = $(RT_TEST_LIBS)
+TESTS += tests/policy-info.sh
+EXTRA_DIST += tests/policy-info.sh tests/data/act/README tests/data/act/act-state-dict.tsv
+TESTS += tests/policy-check.sh
+EXTRA_DIST += tests/policy-check.sh

@@ -79,8 +79,7 @@ rt_policy_features *rt_policy_config_features(const rt_config *cfg, const char *
 {
     const char *text = rt_config_get_string(cfg, key);
     g_autofree char *origin = rt_config_describe_origin(cfg, key);
-    g_autofree char *what = g_strdup_printf("%s (%s)", key, origin);
-    return rt_policy_features_parse(text ? text : "{}", what, error);
+    return rt_policy_features_parse(text ? text : "{}", origin, error);
 }
 
 /* The root object of a config.json, or NULL with error. (transfer full) */
@@ -215,12 +214,11 @@ static void append_value(GString *s, const rt_config *cfg, const char *key, cons
         return;
     default: {
         const char *text = rt_config_get_string(cfg, key);
-        g_autoptr(JsonParser) parser = json_parser_new();
-        if (is_feature_key(relative) && json_parser_load_from_data(parser, text, -1, NULL) &&
-            JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
-            char *compact = json_to_string(json_parser_get_root(parser), FALSE);
-            g_string_append(s, compact);
-            g_free(compact);
+        g_autoptr(rt_policy_features) features =
+            is_feature_key(relative) ? rt_policy_features_parse(text, key, NULL) : NULL;
+        if (features) {
+            g_autofree char *json = rt_policy_features_to_json(features);
+            g_string_append(s, json);
         } else {
             append_string(s, text);
         }
