@@ -38,3 +38,7 @@ TESTS += tests/policy-info.sh
 EXTRA_DIST += tests/policy-info.sh tests/data/act/README tests/data/act/act-state-dict.tsv
 TESTS += tests/policy-check.sh
 EXTRA_DIST += tests/policy-check.sh
+check_PROGRAMS += tests/test-act-check
+TESTS += tests/test-act-check
+tests_test_act_check_SOURCES = tests/test-act-check.c tests/graph-test.h
+tests_test_act_check_LDADD = $(RT_TEST_LIBS)
