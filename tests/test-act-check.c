@@ -84,6 +84,7 @@ static void add_graph_ref(GPtrArray *refs, rt_graph *g, const rt_tensor *t, cons
 typedef struct run {
     GPtrArray *refs;     /* the case's tensors */
     GPtrArray *backbone; /* the backbone file's */
+    GPtrArray *kernels;  /* the backbone kernels as plain F32 tensors */
 } run;
 
 /* The reference run: the policy's own numbers, backbone kernels set to int8 codes x 2^-9. */
@@ -104,6 +105,7 @@ static int reference_run(run *out)
     OK(rt_test_plan(g));
     out->refs = g_ptr_array_new_with_free_func(ref_free);
     out->backbone = g_ptr_array_new_with_free_func(ref_free);
+    out->kernels = g_ptr_array_new_with_free_func(ref_free);
     rt_test_rng r = {2024};
     for (int i = 0; i < rt_graph_n_params(g); i++) {
         rt_tensor *t = rt_graph_param(g, i);
@@ -122,6 +124,7 @@ static int reference_run(run *out)
         float s = 1.0f / 512;
         add_ref(out->backbone, q8, RT_ST_I8, 4, t->shape, codes, (size_t)n);
         add_ref(out->backbone, scale, RT_ST_F32, 1, (int64_t[]){1}, &s, 4);
+        add_ref(out->kernels, t->name, RT_ST_F32, 4, t->shape, v, (size_t)n * 4);
         g_free(codes);
         g_free(v);
     }
@@ -234,7 +237,10 @@ typedef struct variant {
     const char *perturb; /* add 1e-3 x its max |value| to its first value */
     const char *extra;   /* add a tensor of this name (one float) */
     gboolean no_backbone_file;
+    gboolean kernels_in_case; /* plain kernels in the case, and no backbone file */
 } variant;
+
+static GPtrArray *the_run_kernels(void);
 
 static gboolean write_file(GPtrArray *refs, const char *path, const variant *v, gboolean is_case,
                            const char *backbone)
@@ -267,11 +273,15 @@ static gboolean write_file(GPtrArray *refs, const char *path, const variant *v, 
         }
         ok = rt_safetensors_writer_add(w, r->name, r->dtype, r->rank, r->shape, data, &error);
     }
+    for (guint i = 0; ok && v && v->kernels_in_case && i < the_run_kernels()->len; i++) {
+        ref *r = g_ptr_array_index(the_run_kernels(), i);
+        ok = rt_safetensors_writer_add(w, r->name, r->dtype, r->rank, r->shape, r->data, &error);
+    }
     static const float one = 1;
     if (ok && v && v->extra)
         ok = rt_safetensors_writer_add(w, v->extra, RT_ST_F32, 1, (int64_t[]){1}, &one, &error);
-    g_autofree char *harness =
-        g_strdup_printf("{\"batch_size\": %d, \"backbone_file\": \"%s\"}", B, backbone ? backbone : "none");
+    g_autofree char *quoted = backbone ? g_strdup_printf("\"%s\"", backbone) : g_strdup("null");
+    g_autofree char *harness = g_strdup_printf("{\"batch_size\": %d, \"backbone_file\": %s}", B, quoted);
     if (ok && is_case)
         ok = rt_safetensors_writer_set_metadata(w, "format", "act-golden-v1", &error) &&
              rt_safetensors_writer_set_metadata(w, "config", config_json, &error) &&
@@ -290,11 +300,17 @@ static gboolean write_file(GPtrArray *refs, const char *path, const variant *v, 
 static run the_run;
 static char *dir;
 
+static GPtrArray *the_run_kernels(void)
+{
+    return the_run.kernels;
+}
+
 /* Writes the case (altered by v) beside the backbone file and checks it. */
 static gboolean check_variant(const variant *v, rt_policy_check_result *res, GError **error)
 {
     g_autofree char *path = g_build_filename(dir, "case.safetensors", NULL);
-    if (!write_file(the_run.refs, path, v, TRUE, v->no_backbone_file ? "gone.safetensors" : "bb.safetensors"))
+    const char *bb = v->kernels_in_case ? NULL : v->no_backbone_file ? "gone.safetensors" : "bb.safetensors";
+    if (!write_file(the_run.refs, path, v, TRUE, bb))
         return FALSE;
     rt_policy_check_options opt = {1.0, RT_F32, NULL};
     gboolean ran = rt_policy_check_case(registry(), path, &opt, res, error);
@@ -326,6 +342,13 @@ DEF_TEST(own_run_matches)
                   g_str_has_prefix(name, "gradsample.") || g_str_has_prefix(name, "gradstat.") ||
                   g_str_has_prefix(name, "infer.");
     }
+    EXPECT_EQ_INT(n_refs, res.n_compared);
+    /* the kernels may come with the case itself (harness.backbone_file null) */
+    variant in_case = {.kernels_in_case = TRUE};
+    OK(check_variant(&in_case, &res, &error));
+    EXPECT_NO_ERROR(error);
+    EXPECT_EQ_INT(0, res.n_failed);
+    EXPECT_EQ_INT(0, res.n_missing);
     EXPECT_EQ_INT(n_refs, res.n_compared);
     return 0;
 }
@@ -396,6 +419,7 @@ int main(void)
     if (the_run.refs) {
         g_ptr_array_unref(the_run.refs);
         g_ptr_array_unref(the_run.backbone);
+        g_ptr_array_unref(the_run.kernels);
     }
     END_TEST;
 }

@@ -633,6 +633,132 @@ DEF_TEST(training_steps)
     return 0;
 }
 
+
+/* ---- configurations beyond the golden cases build, run and give finite numbers: pre-norm,
+ * gelu, cameras of two sizes, the environment state, many cameras, a dilated resnet50, no
+ * transformer layers at all */
+static int run_configuration(const char *const *settings, const char *feature_map, int64_t fh, int64_t fw,
+                             gboolean all_grads)
+{
+    GError *error = NULL;
+    g_autoptr(rt_policy) p = act_policy(settings, &error);
+    EXPECT_NO_ERROR(error);
+    rt_graph *g = rt_graph_new(RT_GRAPH_TRAIN);
+    rt_policy_build_args args = RT_POLICY_BUILD_ARGS_INIT(2);
+    args.flags = RT_POLICY_BUILD_INTERMEDIATES;
+    rt_policy_losses losses;
+    OK(rt_policy_build_train(p, g, &args, &losses, &error) && rt_graph_backward(g, &error));
+    EXPECT_NO_ERROR(error);
+    OK(rt_test_plan(g));
+    rt_test_rng r = {7};
+    for (int i = 0; i < rt_graph_n_tensors(g); i++) {
+        rt_tensor *t = rt_graph_tensor(g, i);
+        if (!(t->flags & RT_TENSOR_INPUT) || !t->name)
+            continue;
+        int64_t n = rt_tensor_numel(t);
+        if (t->dtype == RT_BOOL) {
+            uint8_t *pad = g_new0(uint8_t, n);
+            pad[n - 1] = 1;
+            OK(rt_graph_write(g, t, pad, (size_t)n, &error));
+            g_free(pad);
+            continue;
+        }
+        double *x = g_new(double, n);
+        rt_test_fill(&r, x, n, -1, 1);
+        OK(rt_test_write(g, t, x));
+        g_free(x);
+    }
+    OK(rt_graph_set_rng(g, 1, 0, 0, &error) && rt_test_run(g));
+    double loss;
+    OK(rt_graph_read_scalar(g, losses.loss, &loss, &error));
+    printf("# loss %.5f\n", loss);
+    OK(isfinite(loss) && loss > 0);
+    if (feature_map) {
+        rt_tensor *f = rt_graph_find(g, feature_map);
+        OK(f && f->shape[2] == fh && f->shape[3] == fw);
+    }
+    /* every parameter the loss depends on has a finite gradient */
+    for (int i = 0; i < rt_graph_n_params(g); i++) {
+        rt_tensor *gr = rt_graph_grad(g, rt_graph_param(g, i));
+        if (!all_grads && !gr)
+            continue;
+        OK1(gr != NULL, rt_graph_param(g, i)->name);
+        int64_t n = rt_tensor_numel(gr);
+        float *v = g_new(float, n);
+        OK(rt_graph_read(g, gr, v, (size_t)n * 4, &error));
+        gboolean finite = TRUE;
+        for (int64_t k = 0; k < n; k++)
+            finite &= isfinite(v[k]);
+        g_free(v);
+        OK1(finite, rt_graph_param(g, i)->name);
+    }
+    rt_graph *eg = rt_graph_new_sharing(g, 0);
+    rt_tensor *chunk;
+    OK(rt_policy_build_infer(p, eg, &args, &chunk, &error));
+    OK(rt_test_plan(eg));
+    for (int i = 0; i < rt_graph_n_tensors(eg); i++) {
+        rt_tensor *t = rt_graph_tensor(eg, i);
+        if ((t->flags & RT_TENSOR_INPUT) && t->name) {
+            int64_t n = rt_tensor_numel(t);
+            double *x = g_new(double, n);
+            rt_test_fill(&r, x, n, -1, 1);
+            OK(rt_test_write(eg, t, x));
+            g_free(x);
+        }
+    }
+    OK(rt_test_run(eg));
+    int64_t n = rt_tensor_numel(chunk);
+    float *v = g_new(float, n);
+    OK(rt_graph_read(eg, chunk, v, (size_t)n * 4, &error));
+    gboolean finite = TRUE;
+    for (int64_t k = 0; k < n; k++)
+        finite &= isfinite(v[k]);
+    g_free(v);
+    OK(finite);
+    rt_graph_free(eg);
+    rt_graph_free(g);
+    return 0;
+}
+
+#define OUT2 "output_features={\"action\": {\"type\": \"ACTION\", \"shape\": [2]}}"
+
+DEF_TEST(configurations)
+{
+    const char *a[] = {"input_features={\"observation.images.a\": {\"type\": \"VISUAL\", \"shape\": [3, 32, 32]}, "
+                       "\"observation.state\": {\"type\": \"STATE\", \"shape\": [3]}, "
+                       "\"observation.environment_state\": {\"type\": \"ENV\", \"shape\": [4]}, "
+                       "\"observation.images.b\": {\"type\": \"VISUAL\", \"shape\": [3, 32, 48]}}",
+                       OUT2, SMALL_MODEL, "pre_norm=true", "feedforward_activation=gelu", "dropout=0.2",
+                       "n_encoder_layers=2", NULL};
+    printf("# pre-norm, gelu, dropout, cameras of two sizes, state and environment state\n");
+    OK(run_configuration(a, "inter.backbone.observation.images.b.feature_map", 1, 2, TRUE) == 0);
+    const char *b[] = {"input_features={\"observation.environment_state\": {\"type\": \"ENV\", \"shape\": [5]}}",
+                       OUT2, SMALL_MODEL, NULL};
+    printf("# the environment state alone, with the VAE\n");
+    OK(run_configuration(b, NULL, 0, 0, TRUE) == 0);
+    GString *nine = g_string_new("input_features={");
+    for (int i = 0; i < 9; i++)
+        g_string_append_printf(nine, "%s\"observation.images.c%d\": {\"type\": \"VISUAL\", \"shape\": [3, 16, 16]}",
+                               i ? ", " : "", i);
+    g_string_append_c(nine, '}');
+    const char *c[] = {nine->str, OUT2, SMALL_MODEL, "use_vae=false", NULL};
+    printf("# nine cameras, no state, no VAE\n");
+    int rc = run_configuration(c, "inter.backbone.observation.images.c8.feature_map", 1, 1, TRUE);
+    g_string_free(nine, TRUE);
+    OK(rc == 0);
+    const char *d[] = {SMALL_FEATURES, SMALL_MODEL, "vision_backbone=resnet50", "replace_final_stride_with_dilation=true",
+                       NULL};
+    printf("# resnet50 with a dilated last stage: 32x32 -> 2x2 instead of 1x1\n");
+    OK(run_configuration(d, "inter.backbone.observation.images.top.feature_map", 2, 2, TRUE) == 0);
+    const char *e[] = {SMALL_FEATURES, SMALL_MODEL, "n_encoder_layers=0", "n_decoder_layers=0",
+                       "n_vae_encoder_layers=0", "vision_backbone=resnet34", NULL};
+    /* the decoder is then its final norm of zero queries: nothing before it gets a gradient, as
+     * in PyTorch */
+    printf("# no transformer layers (the final norms only), resnet34\n");
+    OK(run_configuration(e, "inter.backbone.observation.images.top.feature_map", 1, 1, FALSE) == 0);
+    return 0;
+}
+
 int main(void)
 {
     rt_cpu_set_num_threads(1);
@@ -646,5 +772,6 @@ int main(void)
     RUN_TEST(select_action_queue);
     RUN_TEST(select_action_temporal_ensembling);
     RUN_TEST(training_steps);
+    RUN_TEST(configurations);
     END_TEST;
 }

@@ -42,3 +42,6 @@ check_PROGRAMS += tests/test-act-check
 TESTS += tests/test-act-check
 tests_test_act_check_SOURCES = tests/test-act-check.c tests/graph-test.h
 tests_test_act_check_LDADD = $(RT_TEST_LIBS)
+
+RT_MAN_PODS += man/robotrain-policy.pod
+dist_man_MANS += man/robotrain-policy.1
