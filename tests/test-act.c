@@ -9,14 +9,16 @@
 
 #include "graph-test.h"
 
+static rt_plugin_registry *registry; /* freed at the end of main */
+
 static const rt_plugin_module *act_module(void)
 {
     static const rt_plugin_module *m;
     if (!m) {
         GError *error = NULL;
         char **folders = rt_plugin_search_path(NULL, NULL, &error);
-        rt_plugin_registry *r = folders ? rt_plugin_registry_new((const char *const *)folders, &error) : NULL;
-        m = r ? rt_policy_find_module(r, "act", &error) : NULL; /* resident: the registry may stay */
+        registry = folders ? rt_plugin_registry_new((const char *const *)folders, &error) : NULL;
+        m = registry ? rt_policy_find_module(registry, "act", &error) : NULL;
         g_strfreev(folders);
         if (!m) {
             printf("# cannot load the act module: %s\n", error->message);
@@ -505,13 +507,16 @@ DEF_TEST(pretrained_backbone)
 
 /* ---- action selection */
 
+static rt_policy *selector_policy; /* of the last selector() */
+
 static rt_action_selector *selector(const char *const *extra, int64_t batch)
 {
     const char *s[16] = {SMALL_FEATURES, SMALL_MODEL};
     for (int i = 0; extra && extra[i]; i++)
         s[12 + i] = extra[i];
     GError *error = NULL;
-    rt_policy *p = act_policy(s, &error); /* leaked with the selector: tests only */
+    rt_policy_free(selector_policy);
+    rt_policy *p = selector_policy = act_policy(s, &error);
     if (!p) {
         printf("# %s\n", error->message);
         return NULL;
@@ -773,5 +778,7 @@ int main(void)
     RUN_TEST(select_action_temporal_ensembling);
     RUN_TEST(training_steps);
     RUN_TEST(configurations);
+    rt_policy_free(selector_policy);
+    rt_plugin_registry_free(registry);
     END_TEST;
 }
