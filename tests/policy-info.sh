@@ -49,6 +49,12 @@ contains "the file's dim_model" "$T/out" "policy act:"
 fail_run 1 "a flag that breaks the file's config" "$R" policy info --config_path="$T/config.json" --policy.n_heads=7
 contains "names the flag" "$T/err" "embed_dim must be divisible by num_heads: $T/config.json: policy.dim_model is 64 and --policy.n_heads is 7"
 
+fail_run 1 "a missing config file" "$R" policy info --config_path="$T/none.json"
+contains "names it" "$T/err" "$T/none.json"
+echo '{"chunk_size": 3}' >"$T/untyped.json"
+fail_run 1 "a config file without a type" "$R" policy info --config_path="$T/untyped.json"
+contains "says what is missing" "$T/err" "the policy config has no \"type\""
+
 # configuration errors name the flags
 fail_run 1 "n_action_steps > chunk_size" "$R" policy info --policy.type=act "$in" "$out" --policy.chunk_size=10
 contains "the chunk-size rule" "$T/err" "The chunk size is the upper bound for the number of action steps per model invocation: the default of policy.n_action_steps is 100 but --policy.chunk_size is 10"

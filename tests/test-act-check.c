@@ -238,6 +238,9 @@ typedef struct variant {
     const char *extra;   /* add a tensor of this name (one float) */
     gboolean no_backbone_file;
     gboolean kernels_in_case; /* plain kernels in the case, and no backbone file */
+    const char *format;       /* instead of act-golden-v1 */
+    const char *harness;      /* instead of the harness metadata */
+    gboolean no_config;       /* leave the config out */
 } variant;
 
 static GPtrArray *the_run_kernels(void);
@@ -283,9 +286,9 @@ static gboolean write_file(GPtrArray *refs, const char *path, const variant *v, 
     g_autofree char *quoted = backbone ? g_strdup_printf("\"%s\"", backbone) : g_strdup("null");
     g_autofree char *harness = g_strdup_printf("{\"batch_size\": %d, \"backbone_file\": %s}", B, quoted);
     if (ok && is_case)
-        ok = rt_safetensors_writer_set_metadata(w, "format", "act-golden-v1", &error) &&
-             rt_safetensors_writer_set_metadata(w, "config", config_json, &error) &&
-             rt_safetensors_writer_set_metadata(w, "harness", harness, &error);
+        ok = rt_safetensors_writer_set_metadata(w, "format", v->format ? v->format : "act-golden-v1", &error) &&
+             (v->no_config || rt_safetensors_writer_set_metadata(w, "config", config_json, &error)) &&
+             rt_safetensors_writer_set_metadata(w, "harness", v->harness ? v->harness : harness, &error);
     else if (ok)
         ok = rt_safetensors_writer_set_metadata(w, "format", "act-golden-v1-backbone", &error);
     ok = ok && rt_safetensors_writer_write(w, path, &error);
@@ -402,6 +405,18 @@ DEF_TEST(broken_cases_are_errors)
     variant no_idx = {.drop = "gradsample_idx.model.backbone.layer4.1.conv2.weight"};
     OK(!check_variant(&no_idx, &res, &error));
     EXPECT_ERROR(error, "'gradsample.model.backbone.layer4.1.conv2.weight' has no matching 'gradsample_idx.");
+    variant format = {.format = "act-golden-v2"};
+    OK(!check_variant(&format, &res, &error));
+    EXPECT_ERROR(error, "case.safetensors: format 'act-golden-v2'; this robotrain reads act-golden-v1 cases");
+    variant no_config = {.no_config = TRUE};
+    OK(!check_variant(&no_config, &res, &error));
+    EXPECT_ERROR(error, "no __metadata__ entry 'config': not a policy case file");
+    variant bad_harness = {.harness = "{\"backbone_file\": null}"};
+    OK(!check_variant(&bad_harness, &res, &error));
+    EXPECT_ERROR(error, "__metadata__ 'harness' has no positive batch_size");
+    variant not_json = {.harness = "batch 2"};
+    OK(!check_variant(&not_json, &res, &error));
+    EXPECT_ERROR(error, "__metadata__ 'harness' is not a JSON object");
     return 0;
 }
 

@@ -162,6 +162,12 @@ DEF_TEST(config_json)
     static const char unknown[] = "{\"type\": \"act\", \"chunk_sise\": 3}";
     OK(!rt_policy_config_load_json(cfg, unknown, strlen(unknown), "typo.json", &error));
     EXPECT_ERROR(error, "typo.json: unknown key 'policy.chunk_sise' (did you mean 'policy.chunk_size'?)");
+    static const char not_json[] = "{\"type\": ";
+    OK(!rt_policy_config_load_json(cfg, not_json, strlen(not_json), "cut.json", &error));
+    EXPECT_ERROR(error, "cut.json: not valid JSON (");
+    static const char list[] = "[1, 2]";
+    OK(!rt_policy_config_load_json(cfg, list, strlen(list), "list.json", &error));
+    EXPECT_ERROR(error, "list.json: a policy config holds one JSON object");
     static const char no_type[] = "{\"chunk_size\": 3}";
     OK(!rt_policy_config_load_json(cfg, no_type, strlen(no_type), "untyped.json", &error));
     EXPECT_ERROR(error, "untyped.json: the policy config has no \"type\"");
@@ -171,6 +177,8 @@ DEF_TEST(config_json)
 DEF_TEST(feature_errors)
 {
     GError *error = NULL;
+    OK(!rt_policy_features_parse("{\"a\": ", "--policy.input_features", &error));
+    EXPECT_ERROR(error, "--policy.input_features is not valid JSON (");
     OK(!rt_policy_features_parse("[1]", "--policy.input_features", &error));
     EXPECT_ERROR(error, "--policy.input_features is a list; expected an object");
     OK(!rt_policy_features_parse("{\"a\": {\"type\": \"PIXELS\", \"shape\": [3]}}", "f", &error));
@@ -218,6 +226,14 @@ DEF_TEST(validation_errors)
         {{"feedforward_activation=glu"}, "--policy.feedforward_activation is glu, which cannot run"},
         {{"replace_final_stride_with_dilation=true"}, "\"Dilation > 1 not supported in BasicBlock\""},
         {{"dropout=1"}, "a dropout of 1 zeroes every activation"},
+        {{"input_features={\"observation.images.top\": {\"type\": \"VISUAL\", \"shape\": [1, 32, 32]}}"},
+         "--policy.input_features: camera 'observation.images.top' has shape [1, 32, 32]; the ResNet backbone "
+         "takes RGB images of shape [3, height, width]"},
+        {{"input_features={\"observation.images.top\": {\"type\": \"VISUAL\", \"shape\": [3, 32, 32]}, "
+          "\"observation.state\": {\"type\": \"STATE\", \"shape\": [2, 3]}}"},
+         "the robot state 'observation.state' has 2 axes; ACT takes a vector"},
+        {{"input_features={\"observation.environment_state\": {\"type\": \"ENV\", \"shape\": [2, 3]}}"},
+         "the environment state 'observation.environment_state' has 2 axes"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         const char *settings[8] = {SMALL_FEATURES};
@@ -459,12 +475,19 @@ DEF_TEST(pretrained_backbone)
         {"ResNet18_Weights.IMAGENET1K_V1", "names torchvision weights, which PyTorch downloads as a pickle; "
                                            "robotrain reads them from a safetensors file"},
         {"no/such/file.safetensors", "--policy.pretrained_backbone_weights=no/such/file.safetensors: no such file"},
+        {"EMPTYDIR", "is a folder without model.safetensors; name the safetensors file itself"},
+        {"GARBAGE", "--policy.pretrained_backbone_weights: "},
     };
+    g_autofree char *empty_dir = g_build_filename(dir, "empty", NULL);
+    g_autofree char *garbage = g_build_filename(dir, "garbage.safetensors", NULL);
+    OK(g_mkdir(empty_dir, 0700) == 0 && g_file_set_contents(garbage, "not a safetensors file", -1, &error));
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         const char *v = cases[i].value;
         g_autofree char *value = g_strdup(!v ? good : strcmp(v, "FOLDER") == 0 ? folder
                                               : strcmp(v, "MISSING") == 0   ? missing
                                               : strcmp(v, "MISSHAPED") == 0 ? misshaped
+                                              : strcmp(v, "EMPTYDIR") == 0  ? empty_dir
+                                              : strcmp(v, "GARBAGE") == 0   ? garbage
                                                                             : v);
         g_autofree char *setting = g_strconcat("pretrained_backbone_weights=", value, NULL);
         const char *s2[] = {SMALL_FEATURES, SMALL_MODEL, setting, NULL};
@@ -500,6 +523,8 @@ DEF_TEST(pretrained_backbone)
     g_unlink(missing);
     g_unlink(misshaped);
     g_unlink(in_folder);
+    g_unlink(garbage);
+    g_rmdir(empty_dir);
     g_rmdir(folder);
     g_rmdir(dir);
     return 0;
@@ -764,6 +789,104 @@ DEF_TEST(configurations)
     return 0;
 }
 
+/* ---- the policy interface's own checks */
+DEF_TEST(interface_errors)
+{
+    GError *error = NULL;
+    rt_policy_i iface = *(const rt_policy_i *)act_module()->desc->vtable;
+    rt_plugin_desc desc = *act_module()->desc;
+    desc.name = "fake";
+    desc.vtable = &iface;
+    iface.build_infer = NULL;
+    OK(rt_policy_interface(&desc, &error) == NULL);
+    EXPECT_ERROR(error, "policy module 'fake': its interface has no build_infer (a required slot");
+    iface = *(const rt_policy_i *)act_module()->desc->vtable;
+    iface.struct_size = 8;
+    OK(rt_policy_interface(&desc, &error) == NULL);
+    EXPECT_ERROR(error, "policy module 'fake': its interface is 8 bytes, shorter than the");
+    desc.kind = RT_PLUGIN_BACKEND;
+    OK(rt_policy_interface(&desc, &error) == NULL);
+    EXPECT_ERROR(error, "module 'fake' is a backend module, not a policy");
+    /* a module may not declare a common option */
+    static const rt_option clash[] = {
+        {.key = "device", .type = RT_OPT_STRING, .default_value = "cpu", .help = "Where."},
+    };
+    desc = *act_module()->desc;
+    desc.name = "fake";
+    desc.options = clash;
+    desc.n_options = 1;
+    g_autoptr(rt_config) cfg = rt_config_new("test");
+    OK(!rt_policy_add_options(cfg, &desc, &error));
+    EXPECT_ERROR(error, "the options of policy module 'fake': ");
+    /* the type of the options must be the module's */
+    g_autoptr(rt_config) act_cfg = act_config(NULL);
+    OK(rt_config_set(act_cfg, "policy.type", "diffusion", &error));
+    OK(rt_policy_new(act_module()->desc, act_cfg, &error) == NULL);
+    EXPECT_ERROR(error, "--policy.type is 'diffusion', but the options are those of policy 'act'");
+    /* the core's checks around the module's calls */
+    const char *s[] = {SMALL_FEATURES, SMALL_MODEL, NULL};
+    g_autoptr(rt_policy) p = act_policy(s, &error);
+    rt_graph *g = rt_graph_new(0);
+    rt_policy_build_args args = RT_POLICY_BUILD_ARGS_INIT(2);
+    rt_policy_losses losses;
+    OK(!rt_policy_build_train(p, g, &args, &losses, &error));
+    EXPECT_ERROR(error, "policy act: the training forward pass needs a graph made with RT_GRAPH_TRAIN");
+    rt_graph_free(g);
+    g = rt_graph_new(RT_GRAPH_TRAIN);
+    args.batch_size = 0;
+    OK(!rt_policy_build_train(p, g, &args, &losses, &error));
+    EXPECT_ERROR(error, "ACT: the build arguments need a batch size of at least 1");
+    rt_graph_free(g);
+    OK(rt_policy_selector_new(p, 0, &error) == NULL);
+    EXPECT_ERROR(error, "an action selector needs a batch size of at least 1, not 0");
+    return 0;
+}
+
+/* ---- weights by name: rt_policy_load_tensor(s) */
+DEF_TEST(loading_errors)
+{
+    GError *error = NULL;
+    g_autofree char *dir = g_dir_make_tmp("test-act-load-XXXXXX", &error);
+    g_autofree char *path = g_build_filename(dir, "w.safetensors", NULL);
+    rt_safetensors_writer *w = rt_safetensors_writer_new();
+    static const int64_t ints[6] = {1, 2, 3, 4, 5, 6};
+    static const double wide[6] = {0.5, 1.5, 2.5, 3.5, 4.5, 5.5};
+    static const float extra[1] = {0};
+    OK(rt_safetensors_writer_add(w, "m.ints", RT_ST_I64, 2, (int64_t[]){2, 3}, ints, &error) &&
+       rt_safetensors_writer_add(w, "m.w", RT_ST_F64, 2, (int64_t[]){2, 3}, wide, &error) &&
+       rt_safetensors_writer_add(w, "other", RT_ST_F32, 1, (int64_t[]){1}, extra, &error) &&
+       rt_safetensors_writer_write(w, path, &error));
+    rt_safetensors_writer_free(w);
+    rt_safetensors *st = rt_safetensors_open(path, &error);
+    OK(st != NULL);
+    rt_graph *g = rt_graph_new(0);
+    rt_tensor *p = rt_param(g, "m.w", RT_F32, 2, (int64_t[]){2, 3}, rt_init_constant(0));
+    rt_tensor *x = rt_input(g, "x", RT_F32, 2, (int64_t[]){2, 3}, 0);
+    rt_graph_output(g, "y", rt_mul(g, x, p));
+    OK(rt_test_plan(g));
+    int n = 0;
+    OK(rt_policy_load_tensors(g, st, "m.", "m.", 0, &n, &error));
+    EXPECT_EQ_INT(1, n);
+    float got[6];
+    OK(rt_graph_read(g, p, got, sizeof got, &error));
+    EXPECT_NEAR(5.5, got[5], 0);
+    OK(!rt_policy_load_tensors(g, st, "m.", "m.", RT_POLICY_LOAD_STRICT, NULL, &error));
+    EXPECT_ERROR(error, "w.safetensors: 1 tensor that the policy does not have: 'm.ints'");
+    OK(!rt_policy_load_tensors(g, st, "m.", "model.", 0, NULL, &error));
+    EXPECT_ERROR(error, "no tensor 'model.w', which the policy's parameter 'm.w' needs");
+    OK(!rt_policy_load_tensor(g, p, st, rt_safetensors_find(st, "m.ints"), &error));
+    EXPECT_ERROR(error, "tensor 'm.ints' is I64; the policy's 'm.w' needs floating-point values");
+    OK(!rt_policy_load_tensor(g, p, st, rt_safetensors_find(st, "other"), &error));
+    EXPECT_ERROR(error, "tensor 'other' has shape [1], but the policy's parameter 'm.w' is [2,3]");
+    OK(!rt_policy_load_tensor(g, x, st, rt_safetensors_find(st, "m.w"), &error));
+    EXPECT_ERROR(error, "'x' is not an f32 or f64 parameter or buffer of the graph");
+    rt_graph_free(g);
+    rt_safetensors_close(st);
+    g_unlink(path);
+    g_rmdir(dir);
+    return 0;
+}
+
 int main(void)
 {
     rt_cpu_set_num_threads(1);
@@ -778,6 +901,8 @@ int main(void)
     RUN_TEST(select_action_temporal_ensembling);
     RUN_TEST(training_steps);
     RUN_TEST(configurations);
+    RUN_TEST(interface_errors);
+    RUN_TEST(loading_errors);
     rt_policy_free(selector_policy);
     rt_plugin_registry_free(registry);
     END_TEST;
