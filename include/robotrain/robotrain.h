@@ -18,5 +18,6 @@
 #include <robotrain/comm.h>
 #include <robotrain/hub.h>
 #include <robotrain/wandb.h>
+#include <robotrain/policy.h>
 
 #endif

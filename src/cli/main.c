@@ -15,6 +15,7 @@ static const rt_cli_command commands[] = {
     { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, or print its rows" },
     { "launch", rt_cmd_launch, "start and supervise the workers of a (multi-GPU, multi-machine) run" },
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
+    { "policy", rt_cmd_policy, "check a policy against a reference run, or print its parameters" },
 };
 
 static void print_usage(FILE *out)
