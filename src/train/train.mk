@@ -2,15 +2,22 @@
 librobotrain_la_SOURCES += \
 	src/train/json-write.c \
 	src/train/json-write.h \
+	src/train/checkpoint.c \
+	src/train/checkpoint-load.c \
+	src/train/checkpoint.h \
+	src/train/checkpoint-private.h \
 	src/train/lr-schedule.c \
 	src/train/lr-schedule.h \
 	src/train/train-options.c \
 	src/train/train-file.c \
 	src/train/train-options.h
 
-check_PROGRAMS += tests/test-train-schedule tests/test-train-options
-TESTS += tests/test-train-schedule tests/test-train-options
+check_PROGRAMS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint
+TESTS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint
 tests_test_train_schedule_SOURCES = tests/test-train-schedule.c
 tests_test_train_schedule_LDADD = $(RT_TEST_LIBS)
 tests_test_train_options_SOURCES = tests/test-train-options.c
 tests_test_train_options_LDADD = $(RT_TEST_LIBS)
+tests_test_train_checkpoint_SOURCES = tests/test-train-checkpoint.c tests/graph-test.h
+tests_test_train_checkpoint_LDADD = $(RT_TEST_LIBS)
+EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json
