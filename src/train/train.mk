@@ -7,13 +7,18 @@ librobotrain_la_SOURCES += \
 	src/train/checkpoint.h \
 	src/train/checkpoint-private.h \
 	src/train/lr-schedule.c \
+	src/train/metrics.c \
+	src/train/metrics.h \
+	src/train/stop.c \
+	src/train/stop.h \
 	src/train/lr-schedule.h \
 	src/train/train-options.c \
 	src/train/train-file.c \
 	src/train/train-options.h
 
-check_PROGRAMS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint
-TESTS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint
+check_PROGRAMS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint \
+	tests/test-train-metrics
+TESTS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint tests/test-train-metrics
 tests_test_train_schedule_SOURCES = tests/test-train-schedule.c
 tests_test_train_schedule_LDADD = $(RT_TEST_LIBS)
 tests_test_train_options_SOURCES = tests/test-train-options.c
@@ -21,3 +26,5 @@ tests_test_train_options_LDADD = $(RT_TEST_LIBS)
 tests_test_train_checkpoint_SOURCES = tests/test-train-checkpoint.c tests/graph-test.h
 tests_test_train_checkpoint_LDADD = $(RT_TEST_LIBS)
 EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json
+tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
+tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
