@@ -14,7 +14,10 @@ config check|robotrain-config.pod
 config|robotrain.conf.pod
 plugins|robotrain-plugins.pod
 plugins list|robotrain-plugins.pod
-plugins show|robotrain-plugins.pod'
+plugins show|robotrain-plugins.pod
+policy check|robotrain-policy.pod
+policy info|robotrain-policy.pod
+policy info --policy.type=act|robotrain-policy.pod'
 
 # in_section FILE HEADER_PREFIX GROUP LINE_PREFIX: a line starting with LINE_PREFIX in FILE,
 # inside the section whose header is HEADER_PREFIX[GROUP] ("[" for help, "=head2 [" for POD)

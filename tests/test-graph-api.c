@@ -189,7 +189,9 @@ DEF_TEST(autodiff_and_optimizer_errors)
     OK(rt_graph_backward(g, &error));
     OK(!rt_graph_backward(g, &error));
     EXPECT_ERROR(error, "rt_graph_backward: call it once");
+    EXPECT_EQ_INT(0, rt_param_group(w));
     rt_param_set_group(g, w, 3);
+    EXPECT_EQ_INT(3, rt_param_group(w));
     OK(!rt_graph_add_adamw(g, &grp, 1, 1.0, &error));
     EXPECT_ERROR(error, "parameter 'w' is in optimizer group 3 but only 1 groups were given");
     rt_param_set_group(g, w, 0);
@@ -349,6 +351,46 @@ DEF_TEST(sharing_weights)
     return 0;
 }
 
+/* rt_init_data: the values are copied when the tensor is declared and land in the storage */
+DEF_TEST(init_from_data)
+{
+    GError *error = NULL;
+    rt_graph *g = rt_graph_new(0);
+    float table[6] = {0.5f, -1.25f, 3, 4, 5, 6};
+    double wide[2] = {1e-300, -2.5};
+    rt_tensor *b = rt_buffer(g, "table", RT_F32, 2, (int64_t[]){2, 3}, rt_init_data(table));
+    rt_tensor *p = rt_param(g, "p", RT_F32, 1, (int64_t[]){3}, rt_init_data(table + 3));
+    rt_tensor *x = rt_input(g, "x", RT_F32, 2, (int64_t[]){2, 3}, 0);
+    rt_graph_output(g, "y", rt_add(g, rt_mul(g, x, b), p));
+    memset(table, 0, sizeof table); /* copied at declaration */
+    OK(rt_test_plan(g));
+    float got[6], ones[6] = {1, 1, 1, 1, 1, 1};
+    OK(rt_graph_read(g, b, got, sizeof got, &error));
+    EXPECT_NEAR(0.5, got[0], 0);
+    EXPECT_NEAR(-1.25, got[1], 0);
+    EXPECT_NEAR(6, got[5], 0);
+    OK(rt_graph_write(g, x, ones, sizeof ones, &error) && rt_test_run(g));
+    OK(rt_graph_read(g, rt_graph_find(g, "y"), got, sizeof got, &error));
+    EXPECT_NEAR(0.5 + 4, got[0], 0);
+    EXPECT_NEAR(6 + 6, got[5], 0);
+    rt_graph_free(g);
+
+    g = rt_graph_new(0);
+    rt_tensor *d = rt_buffer(g, "wide", RT_F64, 1, (int64_t[]){2}, rt_init_data(wide));
+    rt_graph_output(g, "d", rt_scale(g, d, 1, 0));
+    OK(rt_test_plan(g));
+    double back[2];
+    OK(rt_graph_read(g, d, back, sizeof back, &error));
+    OK(back[0] == 1e-300 && back[1] == -2.5);
+    rt_graph_free(g);
+
+    g = rt_graph_new(0);
+    OK(rt_buffer(g, "none", RT_F32, 1, (int64_t[]){2}, rt_init_data(NULL)) == NULL);
+    EXPECT_BUILD_ERROR(g, "buffer 'none': rt_init_data needs the values (data is NULL)");
+    rt_graph_free(g);
+    return 0;
+}
+
 int main(void)
 {
     RUN_TEST(shape_errors);
@@ -358,5 +400,6 @@ int main(void)
     RUN_TEST(run_errors);
     RUN_TEST(names_losses_outputs);
     RUN_TEST(sharing_weights);
+    RUN_TEST(init_from_data);
     END_TEST;
 }

@@ -86,16 +86,21 @@ typedef enum {
     RT_INIT_CONSTANT, /* every element = a */
     RT_INIT_UNIFORM,  /* U(a, b) */
     RT_INIT_NORMAL,   /* N(mean a, std b) */
+    RT_INIT_DATA,     /* the values at data (computed tables such as positional encodings) */
 } rt_init_kind;
 
 typedef struct rt_init {
     rt_init_kind kind;
     double a, b;
+    /* RT_INIT_DATA: numel x dtype-size bytes in the tensor's dtype, row-major; rt_param and
+     * rt_buffer copy them, so the caller's memory may go once they return. */
+    const void *data;
 } rt_init;
 
-static inline rt_init rt_init_constant(double value) { return (rt_init){RT_INIT_CONSTANT, value, 0}; }
-static inline rt_init rt_init_uniform(double lo, double hi) { return (rt_init){RT_INIT_UNIFORM, lo, hi}; }
-static inline rt_init rt_init_normal(double mean, double std) { return (rt_init){RT_INIT_NORMAL, mean, std}; }
+static inline rt_init rt_init_constant(double value) { return (rt_init){RT_INIT_CONSTANT, value, 0, NULL}; }
+static inline rt_init rt_init_uniform(double lo, double hi) { return (rt_init){RT_INIT_UNIFORM, lo, hi, NULL}; }
+static inline rt_init rt_init_normal(double mean, double std) { return (rt_init){RT_INIT_NORMAL, mean, std, NULL}; }
+static inline rt_init rt_init_data(const void *data) { return (rt_init){RT_INIT_DATA, 0, 0, data}; }
 
 /* A trainable parameter named with its state-dict key. All trainable parameters of a graph
  * share one dtype (f32 masters, or f64 in tests). */
@@ -132,6 +137,8 @@ rt_tensor *rt_graph_buffer(const rt_graph *g, int i);
  * optimizer group `group` (default 0). Only before rt_graph_add_adamw. */
 void rt_param_set_group(rt_graph *g, rt_tensor *param, int group);
 int rt_graph_set_group_by_prefix(rt_graph *g, const char *prefix, int group);
+/* The optimizer group of a parameter (0 until set). */
+int rt_param_group(const rt_tensor *param);
 /* Seed of the parameter initialisers (default 0). */
 void rt_graph_set_init_seed(rt_graph *g, uint64_t seed);
 

@@ -16,5 +16,6 @@
 #include <robotrain/world.h>
 #include <robotrain/store.h>
 #include <robotrain/comm.h>
+#include <robotrain/policy.h>
 
 #endif

@@ -16,7 +16,8 @@
 /* A tensor as the core stores it; the public part comes first. */
 typedef struct rt_tensor_impl {
     rt_tensor pub;
-    rt_init init;           /* parameters and buffers */
+    rt_init init;           /* parameters and buffers (RT_INIT_DATA: init.data is init_data) */
+    void *init_data;        /* RT_INIT_DATA: host copy of the values, freed with the graph */
     int group;              /* optimizer group of a parameter */
     void *const_data;       /* rt_const: host copy, freed with the graph */
     rt_tensor *grad;        /* a parameter's gradient (after rt_graph_backward) */

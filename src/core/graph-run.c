@@ -143,6 +143,9 @@ static gboolean init_tensor(rt_graph *g, rt_tensor *t, GError **error)
     size_t bytes = rt_tensor_nbytes(t);
     if (init.kind == RT_INIT_CONSTANT && init.a == 0.0)
         return TRUE; /* storages start zeroed */
+    if (init.kind == RT_INIT_DATA)
+        return g->backend->copy_to_device(g->dev, &g->buf[t->storage], t->offset, init.data, bytes,
+                                          error);
     void *host = g_malloc(bytes);
     uint32_t h = name_hash(t->name ? t->name : "");
     uint32_t k0 = (uint32_t)g->init_seed, k1 = (uint32_t)(g->init_seed >> 32);

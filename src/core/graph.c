@@ -12,6 +12,7 @@ static void tensor_impl_free(gpointer p)
 {
     rt_tensor_impl *t = p;
     g_free(t->const_data);
+    g_free(t->init_data);
     g_free(t);
 }
 
@@ -211,6 +212,27 @@ static bool link_shared(rt_graph *g, rt_tensor *t, uint32_t kind, const char *wh
     return true;
 }
 
+/* Keeps the initialiser; RT_INIT_DATA values are copied now. */
+static bool set_init(rt_graph *g, rt_tensor *t, rt_init init, const char *what)
+{
+    if ((unsigned)init.kind > RT_INIT_DATA) {
+        rt_graph_fail(g, NULL, "%s '%s': initialiser kind %d is not an rt_init_kind", what,
+                      t->name, (int)init.kind);
+        return false;
+    }
+    if (init.kind == RT_INIT_DATA) {
+        if (!init.data) {
+            rt_graph_fail(g, NULL, "%s '%s': rt_init_data needs the values (data is NULL)", what,
+                          t->name);
+            return false;
+        }
+        RT_IMPL(t)->init_data = g_memdup2(init.data, rt_tensor_nbytes(t));
+        init.data = RT_IMPL(t)->init_data;
+    }
+    RT_IMPL(t)->init = init;
+    return true;
+}
+
 static bool leaf_allowed(rt_graph *g, const char *what, const char *name)
 {
     if (g->backward_done) {
@@ -246,9 +268,9 @@ rt_tensor *rt_param(rt_graph *g, const char *name, rt_dtype dtype, int ndim, con
         return NULL;
     }
     rt_tensor *t = rt_tensor_new_leaf(g, name, dtype, ndim, shape, RT_TENSOR_PARAM);
-    if (!t || !link_shared(g, t, RT_TENSOR_PARAM, "parameter"))
+    if (!t || !link_shared(g, t, RT_TENSOR_PARAM, "parameter") ||
+        !set_init(g, t, init, "parameter"))
         return NULL;
-    RT_IMPL(t)->init = init;
     g_ptr_array_add(g->params, t);
     return t;
 }
@@ -263,9 +285,8 @@ rt_tensor *rt_buffer(rt_graph *g, const char *name, rt_dtype dtype, int ndim, co
         return NULL;
     }
     rt_tensor *t = rt_tensor_new_leaf(g, name, dtype, ndim, shape, RT_TENSOR_BUFFER);
-    if (!t || !link_shared(g, t, RT_TENSOR_BUFFER, "buffer"))
+    if (!t || !link_shared(g, t, RT_TENSOR_BUFFER, "buffer") || !set_init(g, t, init, "buffer"))
         return NULL;
-    RT_IMPL(t)->init = init;
     g_ptr_array_add(g->buffers, t);
     return t;
 }
@@ -500,6 +521,12 @@ void rt_param_set_group(rt_graph *g, rt_tensor *param, int group)
         return;
     }
     RT_IMPL(param)->group = group;
+}
+
+int rt_param_group(const rt_tensor *param)
+{
+    g_return_val_if_fail(param && (param->flags & RT_TENSOR_PARAM), -1);
+    return RT_IMPL(param)->group;
 }
 
 int rt_graph_set_group_by_prefix(rt_graph *g, const char *prefix, int group)
