@@ -19,5 +19,6 @@ enum { RT_EXIT_OK = 0, RT_EXIT_FAILURE = 1, RT_EXIT_USAGE = 2 };
 int rt_cmd_plugins(int argc, char **argv);
 int rt_cmd_config(int argc, char **argv);
 int rt_cmd_policy(int argc, char **argv);
+int rt_cmd_dataset(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const rt_cli_command commands[] = {
     { "config", rt_cmd_config, "write, show or check the launch configuration (robotrain.conf)" },
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
     { "policy", rt_cmd_policy, "check a policy against a reference run, or print its parameters" },
+    { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, or print its rows" },
 };
 
 static void print_usage(FILE *out)
