@@ -54,7 +54,7 @@ DEF_TEST(tiny_metadata)
                                         "episode_index",
                                         "index",
                                         "task_index"};
-    static const rt_feature_type types[] = {
+    static const rt_dataset_feature_type types[] = {
         RT_FEATURE_TYPE_STATE, RT_FEATURE_TYPE_ACTION, RT_FEATURE_TYPE_VISUAL, RT_FEATURE_TYPE_NONE,
         RT_FEATURE_TYPE_NONE,  RT_FEATURE_TYPE_NONE,   RT_FEATURE_TYPE_NONE,   RT_FEATURE_TYPE_NONE};
     EXPECT_EQ_INT(8, rt_dataset_num_features(ds));

@@ -123,7 +123,7 @@ static const char *kind_name(const rt_feature *f)
                                          : "text";
 }
 
-static const char *type_name(rt_feature_type t)
+static const char *type_name(rt_dataset_feature_type t)
 {
     static const char *const names[] = {NULL, "VISUAL", "STATE", "ACTION", "ENV"};
     return t <= RT_FEATURE_TYPE_ENV ? names[t] : NULL;

@@ -59,7 +59,7 @@ typedef enum {
     RT_FEATURE_TYPE_STATE,
     RT_FEATURE_TYPE_ACTION,
     RT_FEATURE_TYPE_ENV,
-} rt_feature_type;
+} rt_dataset_feature_type;
 
 /* Items and batches hold values as the core's rt_dtype (robotrain/tensor.h): RT_F32 for float32
  * features and camera frames (float in [0, 1]), RT_F64 for float64, RT_I64 for every integer
@@ -73,7 +73,7 @@ typedef struct {
     const char *name;  /* "observation.state" */
     const char *dtype; /* as info.json writes it: "float32", "video", ... */
     rt_feature_kind kind;
-    rt_feature_type type;
+    rt_dataset_feature_type type;
     rt_dtype storage; /* how values are held in items (NUMERIC); F32 for cameras */
     int ndim;         /* info.json's shape */
     int64_t shape[RT_FEATURE_MAX_DIMS];

@@ -54,7 +54,7 @@ static gboolean is_channel_name(JsonArray *names, guint i)
     return strcmp(s, "channel") == 0 || strcmp(s, "channels") == 0;
 }
 
-static rt_feature_type policy_type(const char *name, rt_feature_kind kind)
+static rt_dataset_feature_type policy_type(const char *name, rt_feature_kind kind)
 {
     if (kind == RT_FEATURE_VIDEO || kind == RT_FEATURE_IMAGE)
         return RT_FEATURE_TYPE_VISUAL;

@@ -33,7 +33,7 @@ typedef enum {
 const char *rt_norm_mode_name(rt_norm_mode mode);
 gboolean rt_norm_mode_from_name(const char *name, rt_norm_mode *mode);
 
-/* The mode of each policy feature type (indexed by rt_feature_type; NONE is always identity). */
+/* The mode of each policy feature type (indexed by rt_dataset_feature_type; NONE is always identity). */
 typedef struct {
     rt_norm_mode mode[RT_FEATURE_TYPE_ENV + 1];
 } rt_norm_map;
