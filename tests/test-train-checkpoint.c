@@ -91,11 +91,25 @@ static gboolean step_once(net *m, int step, double *loss)
     return ok;
 }
 
+static const char *const modes[] = {"MEAN_STD", "MIN_MAX", "IDENTITY", NULL};
+static const rt_option norm_rows[] = {
+    {.key = "normalization_mapping.VISUAL", .type = RT_OPT_ENUM, .default_value = "MEAN_STD", .choices = modes,
+     .help = "Cameras."},
+    {.key = "normalization_mapping.STATE", .type = RT_OPT_ENUM, .default_value = "MEAN_STD", .choices = modes,
+     .help = "State."},
+    {.key = "normalization_mapping.ACTION", .type = RT_OPT_ENUM, .default_value = "MEAN_STD", .choices = modes,
+     .help = "Actions."},
+};
+
 static rt_config *train_config(void)
 {
     rt_config *cfg = rt_config_new("robotrain train");
     GError *error = NULL;
-    if (!rt_train_add_options(cfg, &error) || !rt_train_add_policy_options(cfg, NULL, 0, &error) ||
+    if (!rt_train_add_options(cfg, &error) ||
+        !rt_train_add_policy_options(cfg, norm_rows, G_N_ELEMENTS(norm_rows), &error) ||
+        !rt_config_set(cfg, "policy.input_features", "{\"observation.state\": {\"type\": \"STATE\", \"shape\": [3]}}",
+                       &error) ||
+        !rt_config_set(cfg, "policy.output_features", "{\"action\": {\"type\": \"ACTION\", \"shape\": [2]}}", &error) ||
         !rt_config_set(cfg, "dataset.repo_id", "user/tiny", &error) ||
         !rt_config_set(cfg, "policy.type", "act", &error) || !rt_config_set(cfg, "policy.device", "cpu", &error) ||
         !rt_config_set(cfg, "steps", "10", &error)) {
@@ -104,21 +118,6 @@ static rt_config *train_config(void)
     }
     return cfg;
 }
-
-static JsonObject *extras_from(const char *text)
-{
-    JsonParser *parser = json_parser_new();
-    JsonObject *o = NULL;
-    if (json_parser_load_from_data(parser, text, -1, NULL))
-        o = json_object_ref(json_node_get_object(json_parser_get_root(parser)));
-    g_object_unref(parser);
-    return o;
-}
-
-static const char *const extras_text =
-    "{\"input_features\": {\"observation.state\": {\"type\": \"STATE\", \"shape\": [3]}}, "
-    "\"output_features\": {\"action\": {\"type\": \"ACTION\", \"shape\": [2]}}, "
-    "\"normalization_mapping\": {\"VISUAL\": \"MEAN_STD\", \"STATE\": \"MEAN_STD\", \"ACTION\": \"MEAN_STD\"}}";
 
 static const double state_mean[3] = {0.5, -1.25, 3.0}, state_std[3] = {0.1, 0.2, 0.30000001192092896};
 static const double action_mean[2] = {1.0 / 3.0, 2.0}, count_values[1] = {40};
@@ -147,7 +146,7 @@ static gboolean stop_hook(const char *name, void *user, GError **error)
     return TRUE;
 }
 
-static gboolean save(net *m, rt_config *cfg, JsonObject *extras, const char *out, int64_t step, hook_ctx *hook,
+static gboolean save(net *m, rt_config *cfg, const char *out, int64_t step, hook_ctx *hook,
                      char **dir, GError **error)
 {
     rt_ckpt_sampler sampler = {.epoch = 1, .batch = 2, .batches_per_epoch = 5, .num_items = 40, .batch_size = B,
@@ -160,7 +159,6 @@ static gboolean save(net *m, rt_config *cfg, JsonObject *extras, const char *out
         .order = m->order,
         .groups = groups,
         .cfg = cfg,
-        .extras = extras,
         .stats = stats,
         .n_stats = G_N_ELEMENTS(stats),
         .num_processes = 1,
@@ -248,11 +246,10 @@ DEF_TEST(layout_and_contents)
     double loss;
     OK(step_once(&m, 0, &loss));
     g_autoptr(rt_config) cfg = train_config();
-    JsonObject *extras = extras_from(extras_text);
     g_autofree char *out = g_build_filename(tmpdir, "layout", NULL);
     GError *error = NULL;
     g_autofree char *dir = NULL;
-    OK(save(&m, cfg, extras, out, 1, NULL, &dir, &error));
+    OK(save(&m, cfg, out, 1, NULL, &dir, &error));
     EXPECT_NO_ERROR(error);
     g_autofree char *expect_dir = g_build_filename(out, "checkpoints", "000001", NULL);
     EXPECT_EQ_STR(expect_dir, dir);
@@ -457,7 +454,6 @@ DEF_TEST(layout_and_contents)
     OK(rt_checkpoint_get_sampler(ck, &sampler));
     EXPECT_EQ_INT(2, sampler.batch);
     EXPECT_EQ_INT(5, sampler.batches_per_epoch);
-    json_object_unref(extras);
     destroy(&m);
     return 0;
 }
@@ -474,7 +470,7 @@ DEF_TEST(resume_is_bit_exact)
     g_autofree char *out = g_build_filename(tmpdir, "resume", NULL);
     GError *error = NULL;
     g_autofree char *dir = NULL;
-    OK(save(&a, cfg, NULL, out, 3, NULL, &dir, &error));
+    OK(save(&a, cfg, out, 3, NULL, &dir, &error));
     EXPECT_NO_ERROR(error);
     for (int s = 3; s < 5; s++)
         OK(step_once(&a, s, &loss_a));
@@ -513,7 +509,7 @@ DEF_TEST(load_errors)
     g_autofree char *out = g_build_filename(tmpdir, "errors", NULL);
     GError *error = NULL;
     g_autofree char *dir = NULL;
-    OK(save(&a, cfg, NULL, out, 1, NULL, &dir, &error));
+    OK(save(&a, cfg, out, 1, NULL, &dir, &error));
     g_autofree char *model = g_build_filename(dir, "pretrained_model", "model.safetensors", NULL);
 
     net b; /* a parameter the file lacks */
@@ -580,7 +576,7 @@ DEF_TEST(load_errors)
     EXPECT_ERROR(error, e5);
 
     /* step counts that differ between parameters */
-    OK(save(&a, cfg, NULL, out, 1, NULL, NULL, &error));
+    OK(save(&a, cfg, out, 1, NULL, NULL, &error));
     g_autofree char *opt = g_build_filename(dir, "training_state", "optimizer_state.safetensors", NULL);
     rt_safetensors *st = rt_safetensors_open(opt, &error);
     OK(st);
@@ -617,12 +613,12 @@ DEF_TEST(interrupted_saves)
     g_autofree char *checkpoints = g_build_filename(out, "checkpoints", NULL);
     g_autofree char *last = g_build_filename(checkpoints, "last", NULL);
     GError *error = NULL;
-    OK(save(&m, cfg, NULL, out, 3, NULL, NULL, &error));
+    OK(save(&m, cfg, out, 3, NULL, NULL, &error));
     g_autofree char *before = read_text(checkpoints, "000003/training_state/training_step.json");
 
     /* a save that fails half way (disk full) */
     hook_ctx fail = {"training_state/optimizer_state.safetensors", FALSE};
-    OK(!save(&m, cfg, NULL, out, 6, &fail, NULL, &error));
+    OK(!save(&m, cfg, out, 6, &fail, NULL, &error));
     EXPECT_ERROR(error, "test: no space left while writing training_state/optimizer_state.safetensors");
     g_autofree char *after_fail = list_dir(checkpoints);
     EXPECT_EQ_STR("000003 last", after_fail); /* no partial folder left */
@@ -634,7 +630,7 @@ DEF_TEST(interrupted_saves)
     OK(pid >= 0);
     if (pid == 0) {
         hook_ctx crash = {"pretrained_model/train_config.json", TRUE};
-        save(&m, cfg, NULL, out, 7, &crash, NULL, NULL);
+        save(&m, cfg, out, 7, &crash, NULL, NULL);
         _exit(1); /* not reached */
     }
     int status = 0;
@@ -650,14 +646,14 @@ DEF_TEST(interrupted_saves)
     OK(ck && rt_checkpoint_step(ck) == 3);
 
     /* the next save cleans up and moves `last` */
-    OK(save(&m, cfg, NULL, out, 7, NULL, NULL, &error));
+    OK(save(&m, cfg, out, 7, NULL, NULL, &error));
     EXPECT_NO_ERROR(error);
     g_autofree char *after_save = list_dir(checkpoints);
     EXPECT_EQ_STR("000003 000007 last", after_save);
     g_autofree char *t3 = g_file_read_link(last, NULL);
     EXPECT_EQ_STR("000007", t3);
     /* saving the same step again replaces it */
-    OK(save(&m, cfg, NULL, out, 7, NULL, NULL, &error));
+    OK(save(&m, cfg, out, 7, NULL, NULL, &error));
     g_autofree char *again = list_dir(checkpoints);
     EXPECT_EQ_STR("000003 000007 last", again);
     destroy(&m);

@@ -16,12 +16,18 @@
 #include "train/train-options.h"
 
 /* ACTConfig's own fields (lerobot/policies/act/configuration_act.py) as the ACT module declares
- * them; normalization_mapping is a dictionary and travels in the extras. */
+ * them (normalization_mapping as a group of options). */
 static const char *const activations[] = {"relu", "gelu", "glu", NULL};
+static const char *const modes[] = {"MEAN_STD", "MIN_MAX", "IDENTITY", NULL};
+#define NORM(t) {.key = "normalization_mapping." t, .type = RT_OPT_ENUM, .default_value = "MEAN_STD", \
+                 .choices = modes, .help = "Normalization."}
 static const rt_option act_rows[] = {
     {.key = "n_obs_steps", .type = RT_OPT_INT, .default_value = "1", .help = "Observation steps."},
     {.key = "chunk_size", .type = RT_OPT_INT, .default_value = "100", .help = "Action chunk length."},
     {.key = "n_action_steps", .type = RT_OPT_INT, .default_value = "100", .help = "Actions per chunk used."},
+    NORM("VISUAL"),
+    NORM("STATE"),
+    NORM("ACTION"),
     {.key = "vision_backbone", .type = RT_OPT_STRING, .default_value = "resnet18", .help = "Backbone."},
     {.key = "pretrained_backbone_weights",
      .type = RT_OPT_STRING,
@@ -157,6 +163,8 @@ DEF_TEST(lerobot_defaults)
     EXPECT_EQ_STR("null", text_of(cfg, "wandb.mode"));
     /* the module declared n_obs_steps itself: no second row */
     EXPECT_EQ_STR("1", text_of(cfg, "policy.n_obs_steps"));
+    EXPECT_EQ_STR("{}", text_of(cfg, "policy.input_features")); /* from the dataset */
+    EXPECT_EQ_STR("null", text_of(cfg, "policy.type"));
     return 0;
 }
 
@@ -184,8 +192,7 @@ DEF_TEST(lerobot_file_loads)
     OK(file != NULL);
     EXPECT_EQ_STR("act", rt_train_file_policy_type(file));
     g_autoptr(rt_config) cfg = act_config();
-    JsonObject *extras = json_object_new();
-    OK(rt_train_file_apply(file, cfg, extras, &error));
+    OK(rt_train_file_apply(file, cfg, &error));
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_STR("lerobot/aloha_sim_insertion_human", text_of(cfg, "dataset.repo_id"));
     EXPECT_EQ_STR("outputs/train/act_aloha_insertion", text_of(cfg, "output_dir"));
@@ -195,19 +202,15 @@ DEF_TEST(lerobot_file_loads)
     EXPECT_EQ_STR("none", text_of(cfg, "scheduler.type")); /* "scheduler": null */
     EXPECT_EQ_STR("k3x9q2ab", text_of(cfg, "wandb.run_id"));
     EXPECT_EQ_STR("true", text_of(cfg, "wandb.enable"));
+    EXPECT_EQ_STR("MEAN_STD", text_of(cfg, "policy.normalization_mapping.VISUAL"));
     EXPECT_EQ_INT(RT_SOURCE_FILE, rt_config_get_source(cfg, "steps"));
     g_autofree char *origin = rt_config_describe_origin(cfg, "steps");
     OK(g_str_has_suffix(origin, "lerobot-act-train_config.json: steps"));
-    /* the dictionaries are in the extras, in file order */
-    JsonObject *inputs = member_object(extras, "input_features");
-    OK(inputs != NULL);
-    GList *names = json_object_get_members(inputs);
-    EXPECT_EQ_STR("observation.images.top", names->data);
-    EXPECT_EQ_STR("observation.state", names->next->data);
-    g_list_free(names);
-    OK(member_object(extras, "output_features") != NULL);
-    EXPECT_EQ_STR("MEAN_STD", json_object_get_string_member(member_object(extras, "normalization_mapping"), "VISUAL"));
-    json_object_unref(extras);
+    /* the features: JSON text in the option, in file order */
+    EXPECT_EQ_STR("{\"observation.images.top\": {\"type\": \"VISUAL\", \"shape\": [3, 480, 640]}, "
+                  "\"observation.state\": {\"type\": \"STATE\", \"shape\": [14]}}",
+                  text_of(cfg, "policy.input_features"));
+    EXPECT_EQ_STR("{\"action\": {\"type\": \"ACTION\", \"shape\": [14]}}", text_of(cfg, "policy.output_features"));
     return 0;
 }
 
@@ -259,13 +262,13 @@ DEF_TEST(lerobot_fields_we_do_not_do)
     g_autoptr(rt_train_file) f4 = rt_train_file_load_data(t4, strlen(t4), "t4.json", FALSE, &error);
     EXPECT_NO_ERROR(error);
     g_autoptr(rt_config) cfg = act_config();
-    OK(!rt_train_file_apply(f4, cfg, NULL, &error));
+    OK(!rt_train_file_apply(f4, cfg, &error));
     EXPECT_ERROR(error, "t4.json: unknown key 'bacth_size' (did you mean 'batch_size'?)");
 
     /* a scheduler robotrain does not have */
     g_autofree char *t5 = lerobot_text_with("\"scheduler\": null", "\"scheduler\": {\"type\": \"vqbet\"}");
     g_autoptr(rt_train_file) f5 = rt_train_file_load_data(t5, strlen(t5), "t5.json", FALSE, &error);
-    OK(!rt_train_file_apply(f5, cfg, NULL, &error));
+    OK(!rt_train_file_apply(f5, cfg, &error));
     EXPECT_ERROR(error, "t5.json: scheduler.type:");
 
     OK(!rt_train_file_load_data("[1]", 3, "t6.json", FALSE, &error));
@@ -286,9 +289,8 @@ DEF_TEST(round_trip)
     GError *error = NULL;
     g_autoptr(rt_train_file) file = rt_train_file_load(path, &error);
     g_autoptr(rt_config) cfg = act_config();
-    JsonObject *extras = json_object_new();
-    OK(file && rt_train_file_apply(file, cfg, extras, &error));
-    g_autofree char *first = rt_train_config_to_json(cfg, extras);
+    OK(file && rt_train_file_apply(file, cfg, &error));
+    g_autofree char *first = rt_train_config_to_json(cfg);
 
     JsonObject *root = parse_object(first);
     OK(root != NULL);
@@ -324,20 +326,21 @@ DEF_TEST(round_trip)
     /* our file read back gives the same values and the same text */
     g_autoptr(rt_train_file) again = rt_train_file_load_data(first, strlen(first), "ours.json", FALSE, &error);
     g_autoptr(rt_config) cfg2 = act_config();
-    JsonObject *extras2 = json_object_new();
-    OK(again && rt_train_file_apply(again, cfg2, extras2, &error));
+    OK(again && rt_train_file_apply(again, cfg2, &error));
     EXPECT_NO_ERROR(error);
-    g_autofree char *second = rt_train_config_to_json(cfg2, extras2);
+    g_autofree char *second = rt_train_config_to_json(cfg2);
     EXPECT_EQ_STR(first, second);
 
     /* config.json: the policy object alone */
-    g_autofree char *policy_json = rt_train_policy_config_to_json(cfg, extras);
+    g_autofree char *policy_json = rt_train_policy_config_to_json(cfg);
     OK(g_str_has_prefix(policy_json, "{\n    \"type\": \"act\",\n    \"n_obs_steps\": 1,\n    \"input_features\": {\n"));
     g_autoptr(rt_train_file) pfile = rt_train_file_load_data(policy_json, strlen(policy_json), "config.json", TRUE, &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_STR("act", rt_train_file_policy_type(pfile));
-    json_object_unref(extras);
-    json_object_unref(extras2);
+    /* the features written as objects, the mapping as LeRobot's dictionary */
+    OK(strstr(first, "        \"output_features\": {\n            \"action\": {\n                \"type\": \"ACTION\",\n"
+                     "                \"shape\": [\n                    14\n                ]\n"));
+    OK(strstr(first, "        \"normalization_mapping\": {\n            \"VISUAL\": \"MEAN_STD\",\n"));
     return 0;
 }
 
@@ -347,29 +350,29 @@ DEF_TEST(scheduler_written_as_lerobot)
     GError *error = NULL;
     OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--scheduler.type=diffuser",
              "--scheduler.num_warmup_steps=500", NULL));
-    g_autofree char *text = rt_train_config_to_json(cfg, NULL);
+    g_autofree char *text = rt_train_config_to_json(cfg);
     OK(strstr(text, "    \"scheduler\": {\n        \"type\": \"diffuser\",\n        \"num_warmup_steps\": 500,\n"
                     "        \"name\": \"cosine\"\n    },\n"));
     OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--scheduler.type=cosine_decay_with_warmup",
              "--scheduler.num_warmup_steps=1000", "--scheduler.num_decay_steps=30000", "--scheduler.peak_lr=2.5e-05",
              "--scheduler.decay_lr=2.5e-06", NULL));
     g_free(text);
-    text = rt_train_config_to_json(cfg, NULL);
+    text = rt_train_config_to_json(cfg);
     OK(strstr(text, "    \"scheduler\": {\n        \"type\": \"cosine_decay_with_warmup\",\n"
                     "        \"num_warmup_steps\": 1000,\n        \"num_decay_steps\": 30000,\n"
                     "        \"peak_lr\": 2.5e-05,\n        \"decay_lr\": 2.5e-06\n    },\n"));
     /* and read back */
     g_autoptr(rt_train_file) f = rt_train_file_load_data(text, strlen(text), "s.json", FALSE, &error);
     g_autoptr(rt_config) cfg2 = act_config();
-    OK(f && rt_train_file_apply(f, cfg2, NULL, &error));
+    OK(f && rt_train_file_apply(f, cfg2, &error));
     EXPECT_EQ_STR("cosine_decay_with_warmup", text_of(cfg2, "scheduler.type"));
     EXPECT_EQ_STR("2.5e-06", text_of(cfg2, "scheduler.decay_lr"));
     /* without a policy type: "policy": null */
     g_autoptr(rt_config) bare = act_config();
     OK(parse(bare, &error, "--dataset.repo_id=x/y", NULL));
-    g_autofree char *bare_text = rt_train_config_to_json(bare, NULL);
+    g_autofree char *bare_text = rt_train_config_to_json(bare);
     OK(strstr(bare_text, "\n    \"policy\": null,\n"));
-    OK(rt_train_policy_config_to_json(bare, NULL) == NULL);
+    OK(rt_train_policy_config_to_json(bare) == NULL);
     EXPECT_NO_ERROR(error);
     return 0;
 }

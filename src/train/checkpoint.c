@@ -249,10 +249,36 @@ static JsonNode *string_node(const char *s)
     return s ? json_node_init_string(json_node_alloc(), s) : json_node_new(JSON_NODE_NULL);
 }
 
-static JsonObject *extras_member(JsonObject *extras, const char *name)
+/* A policy feature option (JSON text) as an object, or NULL. (transfer full) */
+static JsonNode *features_of(const rt_config *cfg, const char *key)
 {
-    JsonNode *node = extras ? json_object_get_member(extras, name) : NULL;
-    return node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    if (!rt_config_lookup(cfg, key) || rt_config_is_null(cfg, key))
+        return NULL;
+    g_autoptr(JsonParser) parser = json_parser_new();
+    if (!json_parser_load_from_data(parser, rt_config_get_string(cfg, key), -1, NULL))
+        return NULL;
+    JsonNode *root = json_parser_steal_root(parser);
+    if (root && !JSON_NODE_HOLDS_OBJECT(root)) {
+        json_node_unref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* The module's normalization_mapping.* options as LeRobot's norm_map, in declaration order. */
+static JsonObject *norm_map_of(const rt_config *cfg)
+{
+    static const char prefix[] = "policy.normalization_mapping.";
+    JsonObject *map = json_object_new();
+    g_auto(GStrv) keys = rt_config_list_keys(cfg);
+    for (size_t i = 0; keys[i]; i++) {
+        if (!g_str_has_prefix(keys[i], prefix) || strchr(keys[i] + strlen(prefix), '.'))
+            continue;
+        const char *mode = rt_config_get_string(cfg, keys[i]);
+        if (mode)
+            json_object_set_string_member(map, keys[i] + strlen(prefix), mode);
+    }
+    return map;
 }
 
 /* {"registry_name": name, "config": config} (+ "state_file") */
@@ -274,17 +300,18 @@ static JsonObject *device_config(const char *device)
     return config;
 }
 
-/* The normalizer's config: eps, features {name: {type, shape}}, norm_map. */
-static JsonObject *normalizer_config(JsonObject *extras, gboolean with_inputs)
+/* The normalizer's config: eps, features {name: {type, shape}} (inputs then outputs), norm_map. */
+static JsonObject *normalizer_config(const rt_config *cfg, gboolean with_inputs)
 {
     JsonObject *config = json_object_new();
     json_object_set_member(config, "eps", json_node_init_double(json_node_alloc(), 1e-8));
     JsonObject *features = json_object_new();
-    const char *groups[2] = {"input_features", "output_features"};
+    const char *groups[2] = {"policy.input_features", "policy.output_features"};
     for (int k = with_inputs ? 0 : 1; k < 2; k++) {
-        JsonObject *group = extras_member(extras, groups[k]);
-        if (!group)
+        JsonNode *node = features_of(cfg, groups[k]);
+        if (!node)
             continue;
+        JsonObject *group = json_node_get_object(node);
         GList *names = json_object_get_members(group);
         for (GList *n = names; n; n = n->next) {
             JsonNode *f = json_object_get_member(group, n->data);
@@ -299,17 +326,16 @@ static JsonObject *normalizer_config(JsonObject *extras, gboolean with_inputs)
             json_object_set_object_member(features, n->data, out);
         }
         g_list_free(names);
+        json_node_unref(node);
     }
     json_object_set_object_member(config, "features", features);
-    JsonObject *map = extras_member(extras, "normalization_mapping");
-    json_object_set_member(config, "norm_map",
-                           map ? rt_json_deep_copy(json_object_get_member(extras, "normalization_mapping"))
-                               : object_node(json_object_new()));
+    json_object_set_object_member(config, "norm_map", norm_map_of(cfg));
     return config;
 }
 
-char *rt_checkpoint_preprocessor_json(JsonObject *extras, const char *device, gboolean with_state)
+char *rt_checkpoint_preprocessor_json(const rt_config *cfg, gboolean with_state)
 {
+    const char *device = rt_config_lookup(cfg, "policy.device") ? rt_config_get_string(cfg, "policy.device") : NULL;
     JsonObject *root = json_object_new();
     json_object_set_string_member(root, "name", "policy_preprocessor");
     JsonArray *steps = json_array_new();
@@ -317,8 +343,8 @@ char *rt_checkpoint_preprocessor_json(JsonObject *extras, const char *device, gb
     json_object_set_object_member(rename, "rename_map", json_object_new());
     json_array_add_element(steps, step_entry("rename_observations_processor", rename, NULL));
     json_array_add_element(steps, step_entry("to_batch_processor", json_object_new(), NULL));
-    json_array_add_element(steps, step_entry("device_processor", device_config(device), NULL));
-    json_array_add_element(steps, step_entry("normalizer_processor", normalizer_config(extras, TRUE),
+    json_array_add_element(steps, step_entry("device_processor", device_config(device ? device : "cpu"), NULL));
+    json_array_add_element(steps, step_entry("normalizer_processor", normalizer_config(cfg, TRUE),
                                              with_state ? RT_NORMALIZER_FILE : NULL));
     json_object_set_array_member(root, "steps", steps);
     JsonNode *node = object_node(root);
@@ -327,12 +353,12 @@ char *rt_checkpoint_preprocessor_json(JsonObject *extras, const char *device, gb
     return text;
 }
 
-char *rt_checkpoint_postprocessor_json(JsonObject *extras, gboolean with_state)
+char *rt_checkpoint_postprocessor_json(const rt_config *cfg, gboolean with_state)
 {
     JsonObject *root = json_object_new();
     json_object_set_string_member(root, "name", "policy_postprocessor");
     JsonArray *steps = json_array_new();
-    json_array_add_element(steps, step_entry("unnormalizer_processor", normalizer_config(extras, FALSE),
+    json_array_add_element(steps, step_entry("unnormalizer_processor", normalizer_config(cfg, FALSE),
                                              with_state ? RT_UNNORMALIZER_FILE : NULL));
     json_array_add_element(steps, step_entry("device_processor", device_config("cpu"), NULL));
     json_object_set_array_member(root, "steps", steps);
@@ -346,10 +372,8 @@ static gboolean save_processors(save_ctx *c, GError **error)
 {
     const rt_checkpoint_save_info *info = c->info;
     gboolean with_state = info->n_stats > 0;
-    const char *device = rt_config_lookup(info->cfg, "policy.device") ? rt_config_get_string(info->cfg, "policy.device")
-                                                                      : NULL;
-    g_autofree char *pre = rt_checkpoint_preprocessor_json(info->extras, device ? device : "cpu", with_state);
-    g_autofree char *post = rt_checkpoint_postprocessor_json(info->extras, with_state);
+    g_autofree char *pre = rt_checkpoint_preprocessor_json(info->cfg, with_state);
+    g_autofree char *post = rt_checkpoint_postprocessor_json(info->cfg, with_state);
     if (!write_text(c, RT_PRETRAINED_MODEL_DIR "/" RT_PREPROCESSOR_FILE, pre, error) ||
         !write_text(c, RT_PRETRAINED_MODEL_DIR "/" RT_POSTPROCESSOR_FILE, post, error))
         return FALSE;
@@ -379,12 +403,12 @@ static gboolean save_processors(save_ctx *c, GError **error)
 static gboolean save_pretrained(save_ctx *c, GError **error)
 {
     const rt_checkpoint_save_info *info = c->info;
-    g_autofree char *policy = rt_train_policy_config_to_json(info->cfg, info->extras);
+    g_autofree char *policy = rt_train_policy_config_to_json(info->cfg);
     if (!policy) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "no policy type is set: nothing to write as config.json");
         return FALSE;
     }
-    g_autofree char *train = rt_train_config_to_json(info->cfg, info->extras);
+    g_autofree char *train = rt_train_config_to_json(info->cfg);
     return write_text(c, RT_PRETRAINED_MODEL_DIR "/config.json", policy, error) && save_model(c, error) &&
            write_text(c, RT_PRETRAINED_MODEL_DIR "/" RT_TRAIN_CONFIG_NAME, train, error) &&
            save_processors(c, error);

@@ -118,8 +118,9 @@ typedef struct rt_checkpoint_save_info {
     const rt_adamw_group *groups;   /* order->n_groups: the learning rates now (after the schedule) */
     const double *initial_lr;       /* with a scheduler: each group's base lr; NULL without */
     const rt_lr_schedule *schedule; /* NULL or RT_LR_NONE: no scheduler_state.json */
-    const rt_config *cfg;           /* train_config.json and config.json */
-    JsonObject *extras;             /* policy input/output features, normalization mapping */
+    const rt_config *cfg;           /* train_config.json, config.json, and the processors'
+                                       features (policy.input_features, output_features,
+                                       normalization_mapping.*) and device (policy.device) */
     const rt_ckpt_stat *stats;      /* the dataset's stats for the processors */
     size_t n_stats;
     int num_processes;  /* training_step.json (world size) */
@@ -140,11 +141,11 @@ typedef struct rt_checkpoint_save_info {
 gboolean rt_checkpoint_save(const rt_checkpoint_save_info *info, char **dir, GError **error);
 
 /* The processor JSON files on their own (for tests and `robotrain push`): the text of
- * policy_preprocessor.json / policy_postprocessor.json for these extras (input_features,
- * output_features, normalization_mapping), device, and whether a state file exists.
+ * policy_preprocessor.json / policy_postprocessor.json for cfg's policy (input_features,
+ * output_features, normalization_mapping.*, device), with or without a state file.
  * Returns (transfer full) a string to g_free. */
-char *rt_checkpoint_preprocessor_json(JsonObject *extras, const char *device, gboolean with_state);
-char *rt_checkpoint_postprocessor_json(JsonObject *extras, gboolean with_state);
+char *rt_checkpoint_preprocessor_json(const rt_config *cfg, gboolean with_state);
+char *rt_checkpoint_postprocessor_json(const rt_config *cfg, gboolean with_state);
 
 /* ---------------------------------------------------------------- loading */
 

@@ -12,8 +12,7 @@
 
 struct rt_train_file {
     char *path;
-    JsonNode *root;     /* in the shape of the options */
-    JsonObject *extras; /* input_features, output_features, normalization_mapping */
+    JsonNode *root; /* in the shape of the options */
     char *policy_type;
 };
 
@@ -27,7 +26,6 @@ typedef enum {
     FK_LOCAL,  /* null or "local" */
     FK_DATASET_REPO, /* "dataset" */
     FK_TRANSFORMS,   /* null, or an object whose "enable" is false */
-    FK_EXTRA,        /* kept as JSON in extras (policy dictionaries) */
 } foreign_rule;
 
 typedef struct {
@@ -68,10 +66,10 @@ static const foreign_key foreign_keys[] = {
     {"dataset.return_uint8", FK_IGNORE, NULL},
     {"dataset.depth_output_unit", FK_IGNORE, NULL},
     {"dataset.eval_split", FK_ZERO, "held-out evaluation episodes (dataset.eval_split) are not supported"},
-    {"policy.input_features", FK_EXTRA, NULL},
-    {"policy.output_features", FK_EXTRA, NULL},
-    {"policy.normalization_mapping", FK_EXTRA, NULL},
 };
+
+/* The policy dictionaries the options hold as JSON text. */
+static const char *const feature_keys[] = {"input_features", "output_features"};
 
 static gboolean is_number_zero(JsonNode *node)
 {
@@ -95,7 +93,6 @@ static gboolean rule_accepts(foreign_rule rule, JsonNode *node)
     gboolean null = JSON_NODE_HOLDS_NULL(node);
     switch (rule) {
     case FK_IGNORE:
-    case FK_EXTRA:
         return TRUE;
     case FK_NULL:
         return null;
@@ -161,15 +158,6 @@ static void normalise(rt_train_file *f, JsonObject *root, opt_problems *problems
                              value, fk->why);
             continue;
         }
-        if (fk->rule == FK_EXTRA && !JSON_NODE_HOLDS_NULL(node)) {
-            if (!JSON_NODE_HOLDS_OBJECT(node)) {
-                opt_problems_add(problems, RT_ERROR_INVALID_ARG, f->path,
-                                 "%s: expected an object (name -> value), not %s", fk->key,
-                                 JSON_NODE_HOLDS_ARRAY(node) ? "an array" : "a single value");
-                continue;
-            }
-            json_object_set_member(f->extras, member, rt_json_deep_copy(node));
-        }
         json_object_remove_member(parent, member);
     }
 
@@ -188,9 +176,19 @@ static void normalise(rt_train_file *f, JsonObject *root, opt_problems *problems
     }
     JsonNode *policy = json_object_get_member(root, "policy");
     if (policy && JSON_NODE_HOLDS_OBJECT(policy)) {
-        JsonNode *type = json_object_get_member(json_node_get_object(policy), "type");
+        JsonObject *po = json_node_get_object(policy);
+        JsonNode *type = json_object_get_member(po, "type");
         if (type && is_value_type(type, G_TYPE_STRING))
             f->policy_type = g_strdup(json_node_get_string(type));
+        /* the features: objects in the file, JSON text in the options (null: take them from
+         * the dataset, as {} does) */
+        for (guint i = 0; i < G_N_ELEMENTS(feature_keys); i++) {
+            JsonNode *fn = json_object_get_member(po, feature_keys[i]);
+            if (!fn || !(JSON_NODE_HOLDS_OBJECT(fn) || JSON_NODE_HOLDS_NULL(fn)))
+                continue; /* a string is already text; anything else the option refuses */
+            g_autofree char *text = JSON_NODE_HOLDS_NULL(fn) ? g_strdup("{}") : rt_json_to_text(fn, -1, FALSE);
+            json_object_set_string_member(po, feature_keys[i], text);
+        }
     }
 }
 
@@ -201,8 +199,6 @@ void rt_train_file_free(rt_train_file *file)
     g_free(file->path);
     if (file->root)
         json_node_unref(file->root);
-    if (file->extras)
-        json_object_unref(file->extras);
     g_free(file->policy_type);
     g_free(file);
 }
@@ -238,7 +234,6 @@ rt_train_file *rt_train_file_load_data(const char *text, gsize length, const cha
     }
     rt_train_file *f = g_new0(rt_train_file, 1);
     f->path = g_strdup(name);
-    f->extras = json_object_new();
     f->root = json_parser_steal_root(parser);
     if (policy_only) {
         JsonObject *wrapper = json_object_new();
@@ -287,20 +282,11 @@ const char *rt_train_file_policy_type(const rt_train_file *file)
     return file->policy_type;
 }
 
-gboolean rt_train_file_apply(const rt_train_file *file, rt_config *cfg, JsonObject *extras, GError **error)
+gboolean rt_train_file_apply(const rt_train_file *file, rt_config *cfg, GError **error)
 {
     g_return_val_if_fail(file != NULL && cfg != NULL, FALSE);
     g_autofree char *text = rt_json_to_text(file->root, -1, FALSE);
-    if (!rt_config_load_json_data(cfg, text, strlen(text), file->path, error))
-        return FALSE;
-    if (extras) {
-        GList *members = json_object_get_members(file->extras);
-        for (GList *m = members; m; m = m->next)
-            json_object_set_member(extras, m->data,
-                                   rt_json_deep_copy(json_object_get_member(file->extras, m->data)));
-        g_list_free(members);
-    }
-    return TRUE;
+    return rt_config_load_json_data(cfg, text, strlen(text), file->path, error);
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -335,7 +321,7 @@ static const char *const policy_order[] = {
 };
 
 /* The "policy" object as LeRobot writes it, or NULL without a policy type. (transfer full) */
-static JsonObject *policy_object(JsonObject *root, JsonObject *extras)
+static JsonObject *policy_object(JsonObject *root)
 {
     JsonNode *node = json_object_get_member(root, "policy");
     if (!node || !JSON_NODE_HOLDS_OBJECT(node))
@@ -345,11 +331,13 @@ static JsonObject *policy_object(JsonObject *root, JsonObject *extras)
     if (!type || JSON_NODE_HOLDS_NULL(type))
         return NULL;
     json_object_remove_member(policy, "path"); /* a command-line argument of LeRobot, not a field */
-    if (extras) {
-        GList *members = json_object_get_members(extras);
-        for (GList *m = members; m; m = m->next)
-            json_object_set_member(policy, m->data, rt_json_deep_copy(json_object_get_member(extras, m->data)));
-        g_list_free(members);
+    for (guint i = 0; i < G_N_ELEMENTS(feature_keys); i++) {
+        JsonNode *fn = json_object_get_member(policy, feature_keys[i]);
+        if (!fn || !JSON_NODE_HOLDS_VALUE(fn) || json_node_get_value_type(fn) != G_TYPE_STRING)
+            continue;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        if (json_parser_load_from_data(parser, json_node_get_string(fn), -1, NULL))
+            json_object_set_member(policy, feature_keys[i], json_parser_steal_root(parser));
     }
     return reordered(policy, policy_order, G_N_ELEMENTS(policy_order));
 }
@@ -387,13 +375,13 @@ static JsonNode *config_tree(const rt_config *cfg)
     return json_parser_steal_root(parser);
 }
 
-char *rt_train_config_to_json(const rt_config *cfg, JsonObject *extras)
+char *rt_train_config_to_json(const rt_config *cfg)
 {
     g_return_val_if_fail(cfg != NULL, NULL);
     JsonNode *tree = config_tree(cfg);
     JsonObject *root = json_node_get_object(tree);
     json_object_remove_member(root, "config_path");
-    JsonObject *policy = policy_object(root, extras);
+    JsonObject *policy = policy_object(root);
     if (policy)
         json_object_set_object_member(root, "policy", policy);
     else if (json_object_has_member(root, "policy"))
@@ -409,11 +397,11 @@ char *rt_train_config_to_json(const rt_config *cfg, JsonObject *extras)
     return text;
 }
 
-char *rt_train_policy_config_to_json(const rt_config *cfg, JsonObject *extras)
+char *rt_train_policy_config_to_json(const rt_config *cfg)
 {
     g_return_val_if_fail(cfg != NULL, NULL);
     JsonNode *tree = config_tree(cfg);
-    JsonObject *policy = policy_object(json_node_get_object(tree), extras);
+    JsonObject *policy = policy_object(json_node_get_object(tree));
     char *text = NULL;
     if (policy) {
         JsonNode *out = json_node_init_object(json_node_alloc(), policy);

@@ -47,10 +47,6 @@ static const rt_option train_rows[] = {
      .type = RT_OPT_BOOL,
      .default_value = "true",
      .help = "Normalize cameras with ImageNet's mean and std instead of the dataset's own."},
-    {.key = "policy.type",
-     .type = RT_OPT_STRING,
-     .flags = RT_OPT_NULLABLE,
-     .help = "Train a new policy of this type (an installed policy module: robotrain plugins)."},
     {.key = "policy.path",
      .type = RT_OPT_PATH,
      .flags = RT_OPT_NULLABLE,
@@ -241,6 +237,10 @@ static const rt_option train_rows[] = {
 
 /* PreTrainedConfig's fields (lerobot/configs/policies.py), relative to "policy". */
 static const rt_option policy_base_rows[] = {
+    {.key = "type",
+     .type = RT_OPT_STRING,
+     .flags = RT_OPT_NULLABLE,
+     .help = "Train a new policy of this type (an installed policy module: robotrain plugins)."},
     {.key = "n_obs_steps",
      .type = RT_OPT_INT,
      .default_value = "1",
@@ -248,6 +248,16 @@ static const rt_option policy_base_rows[] = {
      .min = 1,
      .max = 1024,
      .help = "Observation frames the policy sees (the current one and earlier ones)."},
+    {.key = "input_features",
+     .type = RT_OPT_STRING,
+     .default_value = "{}",
+     .help = "The policy's inputs as LeRobot's config.json has them, JSON text ({\"observation.state\": "
+             "{\"type\": \"STATE\", \"shape\": [14]}, ...}); {} takes them from the dataset."},
+    {.key = "output_features",
+     .type = RT_OPT_STRING,
+     .default_value = "{}",
+     .help = "The policy's outputs, JSON text ({\"action\": {\"type\": \"ACTION\", \"shape\": [14]}}); {} "
+             "takes them from the dataset."},
     {.key = "device",
      .type = RT_OPT_STRING,
      .flags = RT_OPT_NULLABLE,
@@ -475,7 +485,7 @@ gboolean rt_train_validate(rt_config *cfg, GDateTime *now, rt_train_settings *se
     settings->device_index = -1;
 
     /* a policy: fresh (--policy.type) or pretrained (--policy.path) */
-    const char *type = rt_config_get_string(cfg, "policy.type");
+    const char *type = rt_config_lookup(cfg, "policy.type") ? rt_config_get_string(cfg, "policy.type") : NULL;
     const char *path = rt_config_get_string(cfg, "policy.path");
     if (from_args(cfg, "policy.type") && from_args(cfg, "policy.path")) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,

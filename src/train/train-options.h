@@ -8,9 +8,10 @@
  *
  * Files. train_config.json and config.json are LeRobot's (draccus) JSON. A few things in them
  * are not options, and are handled here:
- *   - "policy.input_features", "policy.output_features" and "policy.normalization_mapping" are
- *     dictionaries (feature name -> {"type", "shape"}, feature type -> mode); they are kept as
- *     JSON in an "extras" object beside the rt_config and written back where LeRobot puts them;
+ *   - "policy.input_features" and "policy.output_features" are dictionaries (feature name ->
+ *     {"type", "shape"}); the options hold them as JSON text (as robotrain/policy.h's do) and
+ *     the files as objects; "policy.normalization_mapping" ({"VISUAL": "MEAN_STD", ...}) is the
+ *     module's group of options normalization_mapping.*;
  *   - "scheduler": null is scheduler.type none; "optimizer": null and "policy": null leave the
  *     defaults;
  *   - fields LeRobot has and robotrain does not act on are accepted when their value changes
@@ -26,8 +27,9 @@
  *     rt_train_add_options(cfg, &error);
  *     rt_train_file *file = config_path ? rt_train_file_load(config_path, &error) : NULL;
  *     ... pick the policy module from rt_train_file_policy_type() or --policy.type ...
- *     rt_train_add_policy_options(cfg, module_rows, n, &error);
- *     rt_train_file_apply(file, cfg, extras, &error);
+ *     rt_policy_add_options(cfg, module_desc, &error);   (robotrain/policy.h)
+ *     rt_train_add_policy_options(cfg, NULL, 0, &error);  (what the module layer left out)
+ *     rt_train_file_apply(file, cfg, &error);
  *     rt_config_parse_args(cfg, argc, argv, NULL, &error);
  *     rt_train_validate(cfg, &settings, notes, &error);
  *     rt_train_resolve_optimizer(cfg, &preset, &optim, notes, &error); */
@@ -51,14 +53,16 @@ G_BEGIN_DECLS
 
 /* ---------------------------------------------------------------- options */
 
-/* Declares every train option (all but the policy module's), in LeRobot's order. A key some
- * other layer already declared in cfg (the dataset's, W&B's) is left as it is, so those layers
- * may add their own rows first. Fails only on a programming error. */
+/* Declares every train option but the policy's (policy.path excepted), in LeRobot's order. A
+ * key some other layer already declared in cfg (the dataset's, W&B's) is left as it is, so those
+ * layers may add their own rows first. Fails only on a programming error. */
 gboolean rt_train_add_options(rt_config *cfg, GError **error);
 
-/* Declares the policy module's rows under "policy", then the PreTrainedConfig fields that the
- * module does not declare itself (n_obs_steps, device, use_amp, use_peft, push_to_hub, repo_id,
- * private, tags, license, pretrained_path, pretrained_revision). rows may be NULL (n 0). */
+/* Declares the policy module's rows under "policy", then the PreTrainedConfig fields not yet
+ * declared (type, n_obs_steps, input_features, output_features, device, use_amp, use_peft,
+ * push_to_hub, repo_id, private, tags, license, pretrained_path, pretrained_revision): after
+ * rt_policy_add_options() that is none of them but n_obs_steps of a module without it. rows may
+ * be NULL (n 0). */
 gboolean rt_train_add_policy_options(rt_config *cfg, const rt_option *rows, size_t n, GError **error);
 
 /* The rows of rt_train_add_options() and of the PreTrainedConfig fields (keys relative to
@@ -95,23 +99,22 @@ const char *rt_train_file_path(const rt_train_file *file);
 /* The policy's "type" in the file ("act"), or NULL. Returns (transfer none). */
 const char *rt_train_file_policy_type(const rt_train_file *file);
 
-/* Applies the file's values on top of cfg's (source RT_SOURCE_FILE) and replaces the members
- * of extras that the file has (input_features, output_features, normalization_mapping). Fails
- * as rt_config_load_json() does (every bad key and value, one per line, naming the file); then
+/* Applies the file's values on top of cfg's (source RT_SOURCE_FILE). Fails as
+ * rt_config_load_json() does (every bad key and value, one per line, naming the file); then
  * nothing is changed. */
-gboolean rt_train_file_apply(const rt_train_file *file, rt_config *cfg, JsonObject *extras, GError **error);
+gboolean rt_train_file_apply(const rt_train_file *file, rt_config *cfg, GError **error);
 
 /* LeRobot's train_config.json for cfg (indent 4, no trailing newline, as draccus writes it):
- * the options nested by dotted path with extras in "policy" ("type" first, then the
- * PreTrainedConfig fields in LeRobot's order, then the module's), "scheduler": null for none
- * and only the chosen scheduler's fields otherwise; no config_path or policy.path (LeRobot's
- * command-line-only arguments); "policy": null without a policy type.
+ * the options nested by dotted path; "policy" with "type" first, then the PreTrainedConfig
+ * fields in LeRobot's order (the features as objects), then the module's; "scheduler": null
+ * for none and only the chosen scheduler's fields otherwise; no config_path or policy.path
+ * (LeRobot's command-line-only arguments); "policy": null without a policy type.
  * Returns (transfer full) a string to g_free. */
-char *rt_train_config_to_json(const rt_config *cfg, JsonObject *extras);
+char *rt_train_config_to_json(const rt_config *cfg);
 
 /* LeRobot's config.json: the "policy" object of the above, on its own (indent 4). Returns
  * (transfer full) a string to g_free, or NULL when no policy type is set. */
-char *rt_train_policy_config_to_json(const rt_config *cfg, JsonObject *extras);
+char *rt_train_policy_config_to_json(const rt_config *cfg);
 
 /* ---------------------------------------------------------------- validation */
 
