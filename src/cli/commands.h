@@ -20,5 +20,6 @@ int rt_cmd_plugins(int argc, char **argv);
 int rt_cmd_config(int argc, char **argv);
 int rt_cmd_policy(int argc, char **argv);
 int rt_cmd_dataset(int argc, char **argv);
+int rt_cmd_train(int argc, char **argv);
 
 #endif

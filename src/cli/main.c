@@ -15,6 +15,7 @@ static const rt_cli_command commands[] = {
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
     { "policy", rt_cmd_policy, "check a policy against a reference run, or print its parameters" },
     { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, or print its rows" },
+    { "train", rt_cmd_train, "train a policy on a LeRobot dataset (LeRobot's flags and checkpoints)" },
 };
 
 static void print_usage(FILE *out)

@@ -25,7 +25,7 @@ char *rt_checkpoint_step_name(int64_t step, int64_t total_steps)
 
 /* ---------------------------------------------------------------- parameter order */
 
-rt_param_order *rt_param_order_new(rt_graph *g, const char *const *group_prefix, int n_groups, gboolean assign)
+rt_param_order *rt_param_order_new(rt_graph *g, int n_groups)
 {
     g_return_val_if_fail(g != NULL && n_groups >= 1, NULL);
     rt_param_order *o = g_new0(rt_param_order, 1);
@@ -36,15 +36,15 @@ rt_param_order *rt_param_order_new(rt_graph *g, const char *const *group_prefix,
     o->param_at = g_new0(int, MAX(o->n_params, 1));
     o->group_len = g_new0(int, n_groups);
     for (int p = 0; p < o->n_params; p++) {
-        rt_tensor *t = rt_graph_param(g, p);
-        int group = 0;
-        for (int k = 1; k < n_groups && group == 0; k++)
-            if (group_prefix && group_prefix[k] && t->name && g_str_has_prefix(t->name, group_prefix[k]))
-                group = k;
+        int group = rt_param_group(rt_graph_param(g, p));
+        if (group < 0 || group >= n_groups) {
+            g_critical("rt_param_order_new: parameter '%s' is in group %d of %d", rt_graph_param(g, p)->name, group,
+                       n_groups);
+            rt_param_order_free(o);
+            return NULL;
+        }
         o->group[p] = group;
         o->group_len[group]++;
-        if (assign)
-            rt_param_set_group(g, t, group);
     }
     int next = 0;
     for (int k = 0; k < n_groups; k++)

@@ -80,13 +80,12 @@ typedef struct rt_param_order {
     int *group_len; /* [n_groups] parameters in each group */
 } rt_param_order;
 
-/* Groups by name prefix: a parameter is in group k (k >= 1) when its name starts with
- * group_prefix[k] (the first k that matches), else in group 0; group_prefix[0] is not read.
- * Indices follow PyTorch: group 0's parameters in the graph's creation order (LeRobot's
- * named_parameters() order), then group 1's, and so on. Also puts every parameter in its group
- * in the graph (rt_param_set_group) when assign is TRUE (before rt_graph_add_adamw).
- * Returns (transfer full): free with rt_param_order_free(). */
-rt_param_order *rt_param_order_new(rt_graph *g, const char *const *group_prefix, int n_groups, gboolean assign);
+/* The order of g's parameters as PyTorch numbers their optimizer state: group 0's parameters
+ * (rt_param_group()) in the graph's creation order (LeRobot's named_parameters() order), then
+ * group 1's, and so on, for n_groups groups. Call after the groups are assigned.
+ * Returns (transfer full): free with rt_param_order_free(); NULL (with a critical warning) when
+ * a parameter's group is n_groups or more. */
+rt_param_order *rt_param_order_new(rt_graph *g, int n_groups);
 void rt_param_order_free(rt_param_order *order);
 
 /* ---------------------------------------------------------------- saving */

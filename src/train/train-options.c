@@ -7,6 +7,8 @@
 
 #include <robotrain/error.h>
 
+#include <robotrain/policy.h>
+
 #include "core/options-private.h"
 #include "train/train-options.h"
 
@@ -586,9 +588,39 @@ void rt_train_preset_act(const rt_config *cfg, rt_train_preset *preset)
     preset->eps = 1e-8;
     preset->grad_clip_norm = 10.0;
     preset->n_extra_groups = 1;
+    preset->group_name[0] = "backbone";
     preset->group_prefix[0] = "model.backbone";
     preset->group_lr[0] = get_double_or(cfg, "policy.optimizer_lr_backbone", 1e-5);
     preset->group_lr_key[0] = "policy.optimizer_lr_backbone";
+}
+
+void rt_train_preset_from_policy(const rt_config *cfg, const char *policy_type, const rt_policy_optimizer *opt,
+                                 rt_train_preset *preset)
+{
+    memset(preset, 0, sizeof *preset);
+    preset->policy_type = policy_type;
+    const rt_adamw_group *g0 = &opt->groups[0];
+    preset->lr = g0->lr;
+    preset->weight_decay = g0->weight_decay;
+    preset->beta1 = g0->beta1;
+    preset->beta2 = g0->beta2;
+    preset->eps = g0->eps;
+    preset->grad_clip_norm = opt->grad_clip_norm;
+    preset->lr_key = rt_config_lookup(cfg, "policy.optimizer_lr") ? "policy.optimizer_lr" : NULL;
+    preset->weight_decay_key =
+        rt_config_lookup(cfg, "policy.optimizer_weight_decay") ? "policy.optimizer_weight_decay" : NULL;
+    preset->n_extra_groups = MIN(opt->n_groups, RT_TRAIN_MAX_GROUPS) - 1;
+    for (int i = 0; i < preset->n_extra_groups; i++) {
+        const char *name = opt->group_names[i + 1];
+        preset->group_name[i] = name;
+        preset->group_lr[i] = opt->groups[i + 1].lr;
+        if (name) {
+            g_autofree char *key = g_strdup_printf("policy.optimizer_lr_%s", name);
+            const rt_option *row = rt_config_lookup(cfg, key);
+            /* a static name: the row's own key is "optimizer_lr_<name>" under "policy" */
+            preset->group_lr_key[i] = row ? g_intern_string(key) : NULL;
+        }
+    }
 }
 
 static char *format_double(double v)
@@ -692,8 +724,10 @@ gboolean rt_train_resolve_optimizer(rt_config *cfg, const rt_train_preset *prese
             optim->n_groups++;
             if (!resume && optim->lr_from_args) {
                 g_autofree char *lr = format_double(group.lr);
-                note(notes, "optimizer: the %s* group keeps lr %s (--%s)", preset->group_prefix[i], lr,
-                     preset->group_lr_key[i] ? preset->group_lr_key[i] : "its preset");
+                note(notes, "optimizer: group %d (%s) keeps lr %s%s%s%s", optim->n_groups - 1,
+                     preset->group_name[i] ? preset->group_name[i] : "the policy's", lr,
+                     preset->group_lr_key[i] ? " (--" : " (the preset's)",
+                     preset->group_lr_key[i] ? preset->group_lr_key[i] : "", preset->group_lr_key[i] ? ")" : "");
             }
         }
     }

@@ -160,7 +160,9 @@ typedef struct rt_train_preset {
     const char *lr_key;           /* where lr comes from, for messages: "policy.optimizer_lr" */
     const char *weight_decay_key; /* "policy.optimizer_weight_decay" */
     int n_extra_groups;
-    const char *group_prefix[RT_TRAIN_MAX_GROUPS - 1]; /* parameters whose names start with it */
+    const char *group_name[RT_TRAIN_MAX_GROUPS - 1];   /* for messages: "backbone" */
+    const char *group_prefix[RT_TRAIN_MAX_GROUPS - 1]; /* parameters whose names start with it;
+                                                          NULL: the module assigned the groups */
     double group_lr[RT_TRAIN_MAX_GROUPS - 1];
     const char *group_lr_key[RT_TRAIN_MAX_GROUPS - 1]; /* "policy.optimizer_lr_backbone" */
     /* no scheduler in any preset robotrain has (ACT's is None) */
@@ -170,11 +172,20 @@ typedef struct rt_train_preset {
  * optimizer_lr_backbone; the defaults of ACTConfig where the module declares none). */
 void rt_train_preset_act(const rt_config *cfg, rt_train_preset *preset);
 
+struct rt_policy_optimizer;
+/* The preset a policy module proposed (rt_policy_optimizer_preset(), which also put the graph's
+ * parameters in their groups). The options named in messages are LeRobot's convention:
+ * policy.optimizer_lr, policy.optimizer_weight_decay, policy.optimizer_lr_<group name>, when
+ * cfg declares them. */
+void rt_train_preset_from_policy(const rt_config *cfg, const char *policy_type,
+                                 const struct rt_policy_optimizer *opt, rt_train_preset *preset);
+
 /* The optimizer as it will run. */
 typedef struct rt_train_optim {
     int n_groups;
     rt_adamw_group groups[RT_TRAIN_MAX_GROUPS]; /* base learning rates (before the schedule) */
-    const char *group_prefix[RT_TRAIN_MAX_GROUPS]; /* [0] NULL: every other parameter */
+    const char *group_prefix[RT_TRAIN_MAX_GROUPS]; /* [0] NULL: every other parameter; NULL
+                                                      for all when the module assigned groups */
     double grad_clip_norm;                          /* <= 0: no clipping (the norm is still logged) */
     rt_lr_schedule schedule;
     gboolean lr_from_args; /* --optimizer.lr was given on the command line (it then wins over a

@@ -14,7 +14,10 @@ librobotrain_la_SOURCES += \
 	src/train/lr-schedule.h \
 	src/train/train-options.c \
 	src/train/train-file.c \
-	src/train/train-options.h
+	src/train/train-options.h \
+	src/train/train-run.c \
+	src/train/train-run.h
+robotrain_SOURCES += src/cli/cmd-train.c
 
 check_PROGRAMS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint \
 	tests/test-train-metrics
