@@ -382,7 +382,7 @@ static gboolean from_args(const rt_config *cfg, const char *key)
 }
 
 /* --resume: find the checkpoint from config_path (LeRobot's _resolve_resume_checkpoint). */
-static gboolean resolve_resume(rt_config *cfg, rt_train_settings *settings, GPtrArray *notes, GError **error)
+static gboolean resolve_resume(rt_config *cfg, rt_train_settings *settings, GError **error)
 {
     const char *config_path = rt_config_get_string(cfg, "config_path");
     if (!config_path) {
@@ -413,7 +413,6 @@ static gboolean resolve_resume(rt_config *cfg, rt_train_settings *settings, GPtr
         return FALSE;
     g_free(settings->checkpoint_dir);
     settings->checkpoint_dir = g_steal_pointer(&checkpoint_dir);
-    note(notes, "resuming from %s", settings->checkpoint_dir);
     return TRUE;
 }
 
@@ -505,7 +504,7 @@ gboolean rt_train_validate(rt_config *cfg, GDateTime *now, rt_train_settings *se
     if (path && !set_value(cfg, "policy.pretrained_path", path, error))
         return FALSE;
 
-    if (rt_config_get_bool(cfg, "resume") && !resolve_resume(cfg, settings, notes, error))
+    if (rt_config_get_bool(cfg, "resume") && !resolve_resume(cfg, settings, error))
         return FALSE;
 
     if (rt_config_is_null(cfg, "job_name")) {

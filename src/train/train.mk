@@ -31,3 +31,9 @@ tests_test_train_checkpoint_LDADD = $(RT_TEST_LIBS)
 EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json
 tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
 tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
+
+TESTS += tests/train-cli.sh tests/train-docs.sh
+EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh
+
+RT_MAN_PODS += man/robotrain-train.pod
+dist_man_MANS += man/robotrain-train.1
