@@ -555,7 +555,7 @@ DEF_TEST(preset_and_flags)
         OK(has_note(notes, "--optimizer.lr=0.0002 given on the command line replaces the act preset's lr 1e-05 "
                            "(--policy.optimizer_lr); LeRobot ignores this flag while use_policy_training_preset "
                            "is true"));
-        OK(has_note(notes, "optimizer: the model.backbone* group keeps lr 1e-05 (--policy.optimizer_lr_backbone)"));
+        OK(has_note(notes, "optimizer: group 1 (backbone) keeps lr 1e-05 (--policy.optimizer_lr_backbone)"));
         OK(has_note(notes, "optimizer: the act preset: AdamW weight_decay 0.0001, eps 1e-08, grad_clip_norm 10.0, "
                            "betas [0.9, 0.999]; scheduler none"));
         EXPECT_EQ_STR("0.0002", text_of(cfg, "optimizer.lr"));
