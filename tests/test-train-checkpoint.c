@@ -39,17 +39,18 @@ static gboolean build(net *m, uint64_t init_seed, int unused_len, gboolean extra
     m->t = rt_input(g, "target", RT_F32, 2, (int64_t[]){B, OUT}, 0);
     rt_tensor *w = rt_param(g, "model.encoder.linear.weight", RT_F32, 2, (int64_t[]){HID, IN},
                             rt_init_uniform(-0.5, 0.5));
-    rt_tensor *b = rt_param(g, "model.encoder.linear.bias", RT_F32, 1, (int64_t[]){HID}, rt_init_uniform(-0.5, 0.5));
+    rt_tensor *b =
+        rt_param(g, "model.encoder.linear.bias", RT_F32, 1, (int64_t[]){HID}, rt_init_uniform(-0.5, 0.5));
     rt_tensor *c = rt_param(g, "model.backbone.conv.weight", RT_F32, 2, (int64_t[]){HID, IN},
                             rt_init_uniform(-0.5, 0.5));
-    rt_tensor *h = rt_param(g, "model.head.weight", RT_F32, 2, (int64_t[]){OUT, HID},
-                            rt_init_uniform(-0.5, 0.5));
+    rt_tensor *h =
+        rt_param(g, "model.head.weight", RT_F32, 2, (int64_t[]){OUT, HID}, rt_init_uniform(-0.5, 0.5));
     if (!drop_unused)
         rt_param(g, "model.unused.weight", RT_F32, 1, (int64_t[]){unused_len}, rt_init_constant(0.25));
     if (extra)
         rt_param(g, "model.extra.weight", RT_F32, 1, (int64_t[]){2}, rt_init_constant(1));
-    rt_tensor *bn = rt_buffer(g, "model.backbone.bn1.running_mean", RT_F32, 1, (int64_t[]){HID},
-                              rt_init_constant(0.5));
+    rt_tensor *bn =
+        rt_buffer(g, "model.backbone.bn1.running_mean", RT_F32, 1, (int64_t[]){HID}, rt_init_constant(0.5));
     rt_tensor *z = rt_add(g, rt_linear(g, m->x, w, b), rt_linear(g, m->x, c, NULL));
     z = rt_relu(g, rt_sub(g, z, bn));
     rt_tensor *y = rt_linear(g, z, h, NULL);
@@ -81,7 +82,8 @@ static gboolean step_once(net *m, int step, double *loss)
     for (int i = 0; i < B * OUT; i++)
         t[i] = (float)cos(0.3 * i - step);
     GError *error = NULL;
-    gboolean ok = rt_graph_write(m->g, m->x, x, sizeof x, &error) && rt_graph_write(m->g, m->t, t, sizeof t, &error) &&
+    gboolean ok = rt_graph_write(m->g, m->x, x, sizeof x, &error) &&
+                  rt_graph_write(m->g, m->t, t, sizeof t, &error) &&
                   rt_graph_set_rng(m->g, 1000, (uint64_t)step, 0, &error) && rt_graph_compute(m->g, &error) &&
                   rt_graph_read_scalar(m->g, m->loss, loss, &error);
     if (!ok) {
@@ -93,11 +95,20 @@ static gboolean step_once(net *m, int step, double *loss)
 
 static const char *const modes[] = {"MEAN_STD", "MIN_MAX", "IDENTITY", NULL};
 static const rt_option norm_rows[] = {
-    {.key = "normalization_mapping.VISUAL", .type = RT_OPT_ENUM, .default_value = "MEAN_STD", .choices = modes,
+    {.key = "normalization_mapping.VISUAL",
+     .type = RT_OPT_ENUM,
+     .default_value = "MEAN_STD",
+     .choices = modes,
      .help = "Cameras."},
-    {.key = "normalization_mapping.STATE", .type = RT_OPT_ENUM, .default_value = "MEAN_STD", .choices = modes,
+    {.key = "normalization_mapping.STATE",
+     .type = RT_OPT_ENUM,
+     .default_value = "MEAN_STD",
+     .choices = modes,
      .help = "State."},
-    {.key = "normalization_mapping.ACTION", .type = RT_OPT_ENUM, .default_value = "MEAN_STD", .choices = modes,
+    {.key = "normalization_mapping.ACTION",
+     .type = RT_OPT_ENUM,
+     .default_value = "MEAN_STD",
+     .choices = modes,
      .help = "Actions."},
 };
 
@@ -107,12 +118,13 @@ static rt_config *train_config(void)
     GError *error = NULL;
     if (!rt_train_add_options(cfg, &error) ||
         !rt_train_add_policy_options(cfg, norm_rows, G_N_ELEMENTS(norm_rows), &error) ||
-        !rt_config_set(cfg, "policy.input_features", "{\"observation.state\": {\"type\": \"STATE\", \"shape\": [3]}}",
+        !rt_config_set(cfg, "policy.input_features",
+                       "{\"observation.state\": {\"type\": \"STATE\", \"shape\": [3]}}", &error) ||
+        !rt_config_set(cfg, "policy.output_features", "{\"action\": {\"type\": \"ACTION\", \"shape\": [2]}}",
                        &error) ||
-        !rt_config_set(cfg, "policy.output_features", "{\"action\": {\"type\": \"ACTION\", \"shape\": [2]}}", &error) ||
         !rt_config_set(cfg, "dataset.repo_id", "user/tiny", &error) ||
-        !rt_config_set(cfg, "policy.type", "act", &error) || !rt_config_set(cfg, "policy.device", "cpu", &error) ||
-        !rt_config_set(cfg, "steps", "10", &error)) {
+        !rt_config_set(cfg, "policy.type", "act", &error) ||
+        !rt_config_set(cfg, "policy.device", "cpu", &error) || !rt_config_set(cfg, "steps", "10", &error)) {
         printf("# %s\n", error->message);
         g_error_free(error);
     }
@@ -146,11 +158,17 @@ static gboolean stop_hook(const char *name, void *user, GError **error)
     return TRUE;
 }
 
-static gboolean save(net *m, rt_config *cfg, const char *out, int64_t step, hook_ctx *hook,
-                     char **dir, GError **error)
+static gboolean save(net *m, rt_config *cfg, const char *out, int64_t step, hook_ctx *hook, char **dir,
+                     GError **error)
 {
-    rt_ckpt_sampler sampler = {.epoch = 1, .batch = 2, .batches_per_epoch = 5, .num_items = 40, .batch_size = B,
-                               .world_size = 1, .shuffle = TRUE, .drop_last = FALSE};
+    rt_ckpt_sampler sampler = {.epoch = 1,
+                               .batch = 2,
+                               .batches_per_epoch = 5,
+                               .num_items = 40,
+                               .batch_size = B,
+                               .world_size = 1,
+                               .shuffle = TRUE,
+                               .drop_last = FALSE};
     rt_checkpoint_save_info info = {
         .output_dir = out,
         .step = step,
@@ -270,8 +288,9 @@ DEF_TEST(layout_and_contents)
                   "policy_postprocessor_step_0_unnormalizer_processor.safetensors policy_preprocessor.json "
                   "policy_preprocessor_step_3_normalizer_processor.safetensors train_config.json",
                   pm_files);
-    EXPECT_EQ_STR("optimizer_param_groups.json optimizer_state.safetensors robotrain_state.json training_step.json",
-                  ts_files);
+    EXPECT_EQ_STR(
+        "optimizer_param_groups.json optimizer_state.safetensors robotrain_state.json training_step.json",
+        ts_files);
 
     /* model.safetensors: every parameter and buffer by name, float32, metadata format pt */
     g_autofree char *model_path = g_build_filename(pm, "model.safetensors", NULL);
@@ -289,7 +308,8 @@ DEF_TEST(layout_and_contents)
     OK(bn && ((const float *)bn->data)[3] == 0.5f);
     float w[HID * IN], wf[HID * IN];
     OK(read_param(&m, "model.encoder.linear.weight", RT_STORAGE_PARAM, w, HID * IN));
-    OK(rt_safetensors_copy_f32(st, rt_safetensors_find(st, "model.encoder.linear.weight"), wf, HID * IN, &error));
+    OK(rt_safetensors_copy_f32(st, rt_safetensors_find(st, "model.encoder.linear.weight"), wf, HID * IN,
+                               &error));
     OK(memcmp(w, wf, sizeof w) == 0);
     rt_safetensors_close(st);
 
@@ -305,7 +325,8 @@ DEF_TEST(layout_and_contents)
     }
     const rt_st_tensor *s0 = rt_safetensors_expect(st, "state/0/step", RT_ST_F32, 0, NULL, &error);
     OK(s0 && ((const float *)s0->data)[0] == 1.0f);
-    OK(rt_safetensors_expect(st, "state/4/exp_avg", RT_ST_F32, 2, (int64_t[]){HID, IN}, &error)); /* the backbone */
+    OK(rt_safetensors_expect(st, "state/4/exp_avg", RT_ST_F32, 2, (int64_t[]){HID, IN},
+                             &error)); /* the backbone */
     OK(rt_safetensors_expect(st, "state/2/exp_avg_sq", RT_ST_F32, 2, (int64_t[]){OUT, HID}, &error));
     float g[HID * IN], mv[HID * IN], vv[HID * IN];
     OK(read_param(&m, "model.backbone.conv.weight", RT_STORAGE_GRAD, g, HID * IN));
@@ -324,87 +345,91 @@ DEF_TEST(layout_and_contents)
     g_autofree char *step_json = read_text(ts, "training_step.json");
     EXPECT_EQ_STR("{\n    \"step\": 1,\n    \"num_processes\": 1,\n    \"batch_size\": 4\n}", step_json);
     g_autofree char *groups_json = read_text(ts, "optimizer_param_groups.json");
-    EXPECT_EQ_STR("[\n"
-                  "    {\n"
-                  "        \"lr\": 0.01,\n"
-                  "        \"betas\": [\n            0.9,\n            0.999\n        ],\n"
-                  "        \"eps\": 1e-08,\n"
-                  "        \"weight_decay\": 0.0001,\n"
-                  "        \"amsgrad\": false,\n"
-                  "        \"maximize\": false,\n"
-                  "        \"foreach\": null,\n"
-                  "        \"capturable\": false,\n"
-                  "        \"differentiable\": false,\n"
-                  "        \"fused\": null,\n"
-                  "        \"decoupled_weight_decay\": true,\n"
-                  "        \"params\": [\n            0,\n            1,\n            2,\n            3\n        ]\n"
-                  "    },\n"
-                  "    {\n"
-                  "        \"lr\": 0.005,\n"
-                  "        \"betas\": [\n            0.9,\n            0.999\n        ],\n"
-                  "        \"eps\": 1e-08,\n"
-                  "        \"weight_decay\": 0.0001,\n"
-                  "        \"amsgrad\": false,\n"
-                  "        \"maximize\": false,\n"
-                  "        \"foreach\": null,\n"
-                  "        \"capturable\": false,\n"
-                  "        \"differentiable\": false,\n"
-                  "        \"fused\": null,\n"
-                  "        \"decoupled_weight_decay\": true,\n"
-                  "        \"params\": [\n            4\n        ]\n"
-                  "    }\n"
-                  "]",
-                  groups_json);
+    EXPECT_EQ_STR(
+        "[\n"
+        "    {\n"
+        "        \"lr\": 0.01,\n"
+        "        \"betas\": [\n            0.9,\n            0.999\n        ],\n"
+        "        \"eps\": 1e-08,\n"
+        "        \"weight_decay\": 0.0001,\n"
+        "        \"amsgrad\": false,\n"
+        "        \"maximize\": false,\n"
+        "        \"foreach\": null,\n"
+        "        \"capturable\": false,\n"
+        "        \"differentiable\": false,\n"
+        "        \"fused\": null,\n"
+        "        \"decoupled_weight_decay\": true,\n"
+        "        \"params\": [\n            0,\n            1,\n            2,\n            3\n        ]\n"
+        "    },\n"
+        "    {\n"
+        "        \"lr\": 0.005,\n"
+        "        \"betas\": [\n            0.9,\n            0.999\n        ],\n"
+        "        \"eps\": 1e-08,\n"
+        "        \"weight_decay\": 0.0001,\n"
+        "        \"amsgrad\": false,\n"
+        "        \"maximize\": false,\n"
+        "        \"foreach\": null,\n"
+        "        \"capturable\": false,\n"
+        "        \"differentiable\": false,\n"
+        "        \"fused\": null,\n"
+        "        \"decoupled_weight_decay\": true,\n"
+        "        \"params\": [\n            4\n        ]\n"
+        "    }\n"
+        "]",
+        groups_json);
     g_autofree char *pre = read_text(pm, "policy_preprocessor.json");
-    EXPECT_EQ_STR("{\n"
-                  "  \"name\": \"policy_preprocessor\",\n"
-                  "  \"steps\": [\n"
-                  "    {\n"
-                  "      \"registry_name\": \"rename_observations_processor\",\n"
-                  "      \"config\": {\n        \"rename_map\": {}\n      }\n"
-                  "    },\n"
-                  "    {\n"
-                  "      \"registry_name\": \"to_batch_processor\",\n"
-                  "      \"config\": {}\n"
-                  "    },\n"
-                  "    {\n"
-                  "      \"registry_name\": \"device_processor\",\n"
-                  "      \"config\": {\n        \"device\": \"cpu\",\n        \"float_dtype\": null\n      }\n"
-                  "    },\n"
-                  "    {\n"
-                  "      \"registry_name\": \"normalizer_processor\",\n"
-                  "      \"config\": {\n"
-                  "        \"eps\": 1e-08,\n"
-                  "        \"features\": {\n"
-                  "          \"observation.state\": {\n"
-                  "            \"type\": \"STATE\",\n"
-                  "            \"shape\": [\n              3\n            ]\n"
-                  "          },\n"
-                  "          \"action\": {\n"
-                  "            \"type\": \"ACTION\",\n"
-                  "            \"shape\": [\n              2\n            ]\n"
-                  "          }\n"
-                  "        },\n"
-                  "        \"norm_map\": {\n"
-                  "          \"VISUAL\": \"MEAN_STD\",\n"
-                  "          \"STATE\": \"MEAN_STD\",\n"
-                  "          \"ACTION\": \"MEAN_STD\"\n"
-                  "        }\n"
-                  "      },\n"
-                  "      \"state_file\": \"policy_preprocessor_step_3_normalizer_processor.safetensors\"\n"
-                  "    }\n"
-                  "  ]\n"
-                  "}",
-                  pre);
+    EXPECT_EQ_STR(
+        "{\n"
+        "  \"name\": \"policy_preprocessor\",\n"
+        "  \"steps\": [\n"
+        "    {\n"
+        "      \"registry_name\": \"rename_observations_processor\",\n"
+        "      \"config\": {\n        \"rename_map\": {}\n      }\n"
+        "    },\n"
+        "    {\n"
+        "      \"registry_name\": \"to_batch_processor\",\n"
+        "      \"config\": {}\n"
+        "    },\n"
+        "    {\n"
+        "      \"registry_name\": \"device_processor\",\n"
+        "      \"config\": {\n        \"device\": \"cpu\",\n        \"float_dtype\": null\n      }\n"
+        "    },\n"
+        "    {\n"
+        "      \"registry_name\": \"normalizer_processor\",\n"
+        "      \"config\": {\n"
+        "        \"eps\": 1e-08,\n"
+        "        \"features\": {\n"
+        "          \"observation.state\": {\n"
+        "            \"type\": \"STATE\",\n"
+        "            \"shape\": [\n              3\n            ]\n"
+        "          },\n"
+        "          \"action\": {\n"
+        "            \"type\": \"ACTION\",\n"
+        "            \"shape\": [\n              2\n            ]\n"
+        "          }\n"
+        "        },\n"
+        "        \"norm_map\": {\n"
+        "          \"VISUAL\": \"MEAN_STD\",\n"
+        "          \"STATE\": \"MEAN_STD\",\n"
+        "          \"ACTION\": \"MEAN_STD\"\n"
+        "        }\n"
+        "      },\n"
+        "      \"state_file\": \"policy_preprocessor_step_3_normalizer_processor.safetensors\"\n"
+        "    }\n"
+        "  ]\n"
+        "}",
+        pre);
     g_autofree char *post = read_text(pm, "policy_postprocessor.json");
     OK(g_str_has_prefix(post, "{\n  \"name\": \"policy_postprocessor\",\n  \"steps\": [\n    {\n"
                               "      \"registry_name\": \"unnormalizer_processor\",\n"));
     OK(strstr(post, "        \"features\": {\n          \"action\": {\n")); /* outputs only */
     OK(!strstr(post, "observation.state"));
-    OK(strstr(post, "      \"state_file\": \"policy_postprocessor_step_0_unnormalizer_processor.safetensors\"\n"));
-    OK(g_str_has_suffix(post, "      \"registry_name\": \"device_processor\",\n"
-                              "      \"config\": {\n        \"device\": \"cpu\",\n        \"float_dtype\": null\n"
-                              "      }\n    }\n  ]\n}"));
+    OK(strstr(post,
+              "      \"state_file\": \"policy_postprocessor_step_0_unnormalizer_processor.safetensors\"\n"));
+    OK(g_str_has_suffix(post,
+                        "      \"registry_name\": \"device_processor\",\n"
+                        "      \"config\": {\n        \"device\": \"cpu\",\n        \"float_dtype\": null\n"
+                        "      }\n    }\n  ]\n}"));
 
     /* the stats, float32, "<feature>.<stat>", in both state files */
     const char *state_files[2] = {"policy_preprocessor_step_3_normalizer_processor.safetensors",
@@ -417,9 +442,11 @@ DEF_TEST(layout_and_contents)
         const rt_st_tensor *sm =
             rt_safetensors_expect(st, "observation.state.mean", RT_ST_F32, 1, (int64_t[]){3}, &error);
         OK(sm && ((const float *)sm->data)[1] == -1.25f);
-        const rt_st_tensor *am = rt_safetensors_expect(st, "action.mean", RT_ST_F32, 1, (int64_t[]){2}, &error);
+        const rt_st_tensor *am =
+            rt_safetensors_expect(st, "action.mean", RT_ST_F32, 1, (int64_t[]){2}, &error);
         OK(am && ((const float *)am->data)[0] == (float)(1.0 / 3.0));
-        const rt_st_tensor *cnt = rt_safetensors_expect(st, "action.count", RT_ST_F32, 1, (int64_t[]){1}, &error);
+        const rt_st_tensor *cnt =
+            rt_safetensors_expect(st, "action.count", RT_ST_F32, 1, (int64_t[]){1}, &error);
         OK(cnt && ((const float *)cnt->data)[0] == 40.0f);
         OK(rt_safetensors_expect(st, "observation.state.std", RT_ST_F32, 1, (int64_t[]){3}, &error));
         rt_safetensors_close(st);
@@ -427,7 +454,8 @@ DEF_TEST(layout_and_contents)
 
     /* config.json and train_config.json */
     g_autofree char *config = read_text(pm, "config.json");
-    OK(g_str_has_prefix(config, "{\n    \"type\": \"act\",\n    \"n_obs_steps\": 1,\n    \"input_features\": {\n"));
+    OK(g_str_has_prefix(config,
+                        "{\n    \"type\": \"act\",\n    \"n_obs_steps\": 1,\n    \"input_features\": {\n"));
     OK(strstr(config, "    \"device\": \"cpu\",\n"));
     g_autofree char *train = read_text(pm, "train_config.json");
     OK(strstr(train, "\"repo_id\": \"user/tiny\""));
@@ -489,8 +517,10 @@ DEF_TEST(resume_is_bit_exact)
     for (guint k = 0; k < G_N_ELEMENTS(names); k++) {
         float pa[HID * IN], pb[HID * IN], ma[HID * IN], mb[HID * IN];
         size_t n = k == 2 ? OUT * HID : HID * IN;
-        OK(read_param(&a, names[k], RT_STORAGE_PARAM, pa, n) && read_param(&b, names[k], RT_STORAGE_PARAM, pb, n));
-        OK(read_param(&a, names[k], RT_STORAGE_ADAM_V, ma, n) && read_param(&b, names[k], RT_STORAGE_ADAM_V, mb, n));
+        OK(read_param(&a, names[k], RT_STORAGE_PARAM, pa, n) &&
+           read_param(&b, names[k], RT_STORAGE_PARAM, pb, n));
+        OK(read_param(&a, names[k], RT_STORAGE_ADAM_V, ma, n) &&
+           read_param(&b, names[k], RT_STORAGE_ADAM_V, mb, n));
         OK1(memcmp(pa, pb, n * sizeof(float)) == 0, names[k]);
         OK1(memcmp(ma, mb, n * sizeof(float)) == 0, names[k]);
     }
@@ -522,14 +552,15 @@ DEF_TEST(load_errors)
 
     OK(build(&b, 7, 5, FALSE, FALSE)); /* a shape that differs */
     OK(!rt_checkpoint_load_model(model, b.g, &error));
-    g_autofree char *e2 = g_strdup_printf("%s: tensor 'model.unused.weight' is F32 [3], expected F32 [5]", model);
+    g_autofree char *e2 =
+        g_strdup_printf("%s: tensor 'model.unused.weight' is F32 [3], expected F32 [5]", model);
     EXPECT_ERROR(error, e2);
     destroy(&b);
 
     OK(build(&b, 7, 3, FALSE, TRUE)); /* the file holds one more */
     OK(!rt_checkpoint_load_model(model, b.g, &error));
-    g_autofree char *e3 =
-        g_strdup_printf("%s: tensor 'model.unused.weight' is not a parameter or buffer of this policy", model);
+    g_autofree char *e3 = g_strdup_printf(
+        "%s: tensor 'model.unused.weight' is not a parameter or buffer of this policy", model);
     EXPECT_ERROR(error, e3);
 
     /* optimizer state with another grouping */
@@ -543,8 +574,9 @@ DEF_TEST(load_errors)
                         "use_policy_training_preset changed?)");
     /* a policy whose groups hold other parameters */
     OK(!rt_checkpoint_load_optimizer(ck, b.g, b.order, &error));
-    EXPECT_ERROR(error, "optimizer_param_groups.json: group 0: \"params\" has 4 indices, but this policy's group 0 "
-                        "has 3 parameters, 0 to 2");
+    EXPECT_ERROR(error,
+                 "optimizer_param_groups.json: group 0: \"params\" has 4 indices, but this policy's group 0 "
+                 "has 3 parameters, 0 to 2");
     destroy(&b);
 
     /* damaged training state files */
@@ -561,7 +593,8 @@ DEF_TEST(load_errors)
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_INT(-1, rt_checkpoint_num_processes(old));
 
-    g_autofree char *groups_file = g_build_filename(dir, "training_state", "optimizer_param_groups.json", NULL);
+    g_autofree char *groups_file =
+        g_build_filename(dir, "training_state", "optimizer_param_groups.json", NULL);
     g_autofree char *groups_text = read_text(dir, "training_state/optimizer_param_groups.json");
     char *ams = strstr(groups_text, "\"amsgrad\": false");
     OK(ams);
@@ -569,8 +602,9 @@ DEF_TEST(load_errors)
     OK(g_file_set_contents(groups_file, groups_text, -1, NULL));
     OK(!rt_checkpoint_open(dir, &error));
     EXPECT_EQ_INT(RT_ERROR_UNSUPPORTED, error ? error->code : -1);
-    EXPECT_ERROR(error, "optimizer_param_groups.json: group 0: \"amsgrad\" is not false: robotrain's AdamW has no "
-                        "amsgrad");
+    EXPECT_ERROR(error,
+                 "optimizer_param_groups.json: group 0: \"amsgrad\" is not false: robotrain's AdamW has no "
+                 "amsgrad");
     OK(g_unlink(groups_file) == 0);
     OK(!rt_checkpoint_open(dir, &error));
     g_autofree char *e5 = g_strdup_printf("%s: no such file: the checkpoint is incomplete", groups_file);
@@ -586,7 +620,8 @@ DEF_TEST(load_errors)
     for (size_t i = 0; i < rt_safetensors_n_tensors(st); i++) {
         const rt_st_tensor *t = rt_safetensors_tensor_at(st, i);
         gboolean bump = strcmp(t->name, "state/2/step") == 0;
-        OK(rt_safetensors_writer_add(w, t->name, t->dtype, t->rank, t->shape, bump ? (void *)&two : t->data, &error));
+        OK(rt_safetensors_writer_add(w, t->name, t->dtype, t->rank, t->shape, bump ? (void *)&two : t->data,
+                                     &error));
     }
     g_autofree char *opt2 = g_strdup_printf("%s.new", opt);
     OK(rt_safetensors_writer_write(w, opt2, &error));

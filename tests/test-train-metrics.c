@@ -28,9 +28,20 @@ DEF_TEST(big_numbers)
         double v;
         const char *text;
     } cases[] = {
-        {0, "0"},         {200, "200"},   {999, "999"},          {1000, "1K"},          {1499, "1K"},
-        {1500, "2K"}, /* 1.5: half to even */ {2500, "2K"},      {999999, "1000K"},     {1e6, "1M"},
-        {123456789, "123M"}, {32.32, "32"},  {2.5e9, "2B"},         {7e12, "7T"},          {4e15, "4Q"},
+        {0, "0"},
+        {200, "200"},
+        {999, "999"},
+        {1000, "1K"},
+        {1499, "1K"},
+        {1500, "2K"},
+        /* 1.5: half to even */ {2500, "2K"},
+        {999999, "1000K"},
+        {1e6, "1M"},
+        {123456789, "123M"},
+        {32.32, "32"},
+        {2.5e9, "2B"},
+        {7e12, "7T"},
+        {4e15, "4Q"},
     };
     for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
         g_autofree char *s = big(cases[i].v);
@@ -60,7 +71,7 @@ DEF_TEST(tracker_and_line)
 {
     rt_metrics *m = rt_metrics_new(8, 2, 1000, 20, 100, FALSE);
     EXPECT_EQ_INT(100, rt_metrics_steps(m));
-    EXPECT_EQ_INT(1600, rt_metrics_samples(m)); /* 100 x 8 x 2 */
+    EXPECT_EQ_INT(1600, rt_metrics_samples(m));       /* 100 x 8 x 2 */
     EXPECT_NEAR(32.0, rt_metrics_episodes(m), 1e-12); /* 1600 / (1000 / 20) */
     EXPECT_NEAR(1.6, rt_metrics_epochs(m), 1e-12);
     rt_metrics_free(m);
@@ -72,15 +83,17 @@ DEF_TEST(tracker_and_line)
     EXPECT_NEAR(16 / (0.1 + 0.02), rt_metrics_meter(m, "samples_per_s")->avg, 1e-12);
     OK(rt_metrics_meter(m, "gpu_mem_gb") == NULL);
     g_autofree char *line = rt_metrics_format_line(m);
-    EXPECT_EQ_STR("step:101 smpl:2K ep:32 epch:1.62 loss:1.500 grdn:12.346 lr:1.0e-05 updt_s:0.100 data_s:0.020 "
-                  "smp/s:133 l1_loss:0.457 kld_loss:0.078",
-                  line);
+    EXPECT_EQ_STR(
+        "step:101 smpl:2K ep:32 epch:1.62 loss:1.500 grdn:12.346 lr:1.0e-05 updt_s:0.100 data_s:0.020 "
+        "smp/s:133 l1_loss:0.457 kld_loss:0.078",
+        line);
     g_autofree char *json = rt_metrics_to_json(m, 1764581405.25);
-    EXPECT_EQ_STR("{\"steps\": 101, \"samples\": 1616, \"episodes\": 32.32, \"epochs\": 1.616, \"loss\": 1.5, "
-                  "\"grad_norm\": 12.3456, \"lr\": 1e-05, \"update_s\": 0.1, \"dataloading_s\": 0.02, "
-                  "\"samples_per_s\": 133.33333333333331, \"l1_loss\": 0.4567, \"kld_loss\": 0.0781, "
-                  "\"time\": 1764581405.250}",
-                  json);
+    EXPECT_EQ_STR(
+        "{\"steps\": 101, \"samples\": 1616, \"episodes\": 32.32, \"epochs\": 1.616, \"loss\": 1.5, "
+        "\"grad_norm\": 12.3456, \"lr\": 1e-05, \"update_s\": 0.1, \"dataloading_s\": 0.02, "
+        "\"samples_per_s\": 133.33333333333331, \"l1_loss\": 0.4567, \"kld_loss\": 0.0781, "
+        "\"time\": 1764581405.250}",
+        json);
 
     /* after a log step the averages start again; the policy's meters stay, at zero */
     rt_metrics_reset(m);

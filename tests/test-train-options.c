@@ -19,8 +19,11 @@
  * them (normalization_mapping as a group of options). */
 static const char *const activations[] = {"relu", "gelu", "glu", NULL};
 static const char *const modes[] = {"MEAN_STD", "MIN_MAX", "IDENTITY", NULL};
-#define NORM(t) {.key = "normalization_mapping." t, .type = RT_OPT_ENUM, .default_value = "MEAN_STD", \
-                 .choices = modes, .help = "Normalization."}
+#define NORM(t)                                                                                              \
+    {                                                                                                        \
+        .key = "normalization_mapping." t, .type = RT_OPT_ENUM, .default_value = "MEAN_STD",                 \
+        .choices = modes, .help = "Normalization."                                                           \
+    }
 static const rt_option act_rows[] = {
     {.key = "n_obs_steps", .type = RT_OPT_INT, .default_value = "1", .help = "Observation steps."},
     {.key = "chunk_size", .type = RT_OPT_INT, .default_value = "100", .help = "Action chunk length."},
@@ -34,7 +37,10 @@ static const rt_option act_rows[] = {
      .default_value = "ResNet18_Weights.IMAGENET1K_V1",
      .flags = RT_OPT_NULLABLE,
      .help = "Backbone weights."},
-    {.key = "replace_final_stride_with_dilation", .type = RT_OPT_BOOL, .default_value = "false", .help = "Dilation."},
+    {.key = "replace_final_stride_with_dilation",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
+     .help = "Dilation."},
     {.key = "pre_norm", .type = RT_OPT_BOOL, .default_value = "false", .help = "Pre-norm layers."},
     {.key = "dim_model", .type = RT_OPT_INT, .default_value = "512", .help = "Model width."},
     {.key = "n_heads", .type = RT_OPT_INT, .default_value = "8", .help = "Attention heads."},
@@ -53,7 +59,10 @@ static const rt_option act_rows[] = {
     {.key = "dropout", .type = RT_OPT_FLOAT, .default_value = "0.1", .help = "Dropout."},
     {.key = "kl_weight", .type = RT_OPT_FLOAT, .default_value = "10.0", .help = "KL weight."},
     {.key = "optimizer_lr", .type = RT_OPT_FLOAT, .default_value = "1e-05", .help = "Preset lr."},
-    {.key = "optimizer_weight_decay", .type = RT_OPT_FLOAT, .default_value = "0.0001", .help = "Preset decay."},
+    {.key = "optimizer_weight_decay",
+     .type = RT_OPT_FLOAT,
+     .default_value = "0.0001",
+     .help = "Preset decay."},
     {.key = "optimizer_lr_backbone", .type = RT_OPT_FLOAT, .default_value = "1e-05", .help = "Backbone lr."},
 };
 
@@ -109,7 +118,8 @@ static JsonObject *parse_object(const char *text)
 {
     JsonParser *parser = json_parser_new();
     JsonObject *object = NULL;
-    if (json_parser_load_from_data(parser, text, -1, NULL) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
+    if (json_parser_load_from_data(parser, text, -1, NULL) &&
+        JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
         object = json_object_ref(json_node_get_object(json_parser_get_root(parser)));
     g_object_unref(parser);
     return object;
@@ -171,9 +181,11 @@ DEF_TEST(lerobot_defaults)
 DEF_TEST(other_layers_rows_win)
 {
     /* a layer that declared its rows first (the dataset's) keeps them */
-    static const rt_option dataset_episodes = {
-        .key = "episodes", .type = RT_OPT_LIST, .item_type = RT_OPT_INT, .flags = RT_OPT_NULLABLE,
-        .help = "The dataset layer's own row."};
+    static const rt_option dataset_episodes = {.key = "episodes",
+                                               .type = RT_OPT_LIST,
+                                               .item_type = RT_OPT_INT,
+                                               .flags = RT_OPT_NULLABLE,
+                                               .help = "The dataset layer's own row."};
     g_autoptr(rt_config) cfg = rt_config_new("robotrain train");
     GError *error = NULL;
     OK(rt_config_add_options(cfg, "dataset", &dataset_episodes, 1, &error));
@@ -210,7 +222,8 @@ DEF_TEST(lerobot_file_loads)
     EXPECT_EQ_STR("{\"observation.images.top\": {\"type\": \"VISUAL\", \"shape\": [3, 480, 640]}, "
                   "\"observation.state\": {\"type\": \"STATE\", \"shape\": [14]}}",
                   text_of(cfg, "policy.input_features"));
-    EXPECT_EQ_STR("{\"action\": {\"type\": \"ACTION\", \"shape\": [14]}}", text_of(cfg, "policy.output_features"));
+    EXPECT_EQ_STR("{\"action\": {\"type\": \"ACTION\", \"shape\": [14]}}",
+                  text_of(cfg, "policy.output_features"));
     return 0;
 }
 
@@ -230,25 +243,30 @@ static char *lerobot_text_with(const char *search, const char *replace)
 DEF_TEST(lerobot_fields_we_do_not_do)
 {
     GError *error = NULL;
-    g_autofree char *t1 = lerobot_text_with("\"env\": null", "\"env\": {\"type\": \"aloha\", \"task\": \"x\"}");
+    g_autofree char *t1 =
+        lerobot_text_with("\"env\": null", "\"env\": {\"type\": \"aloha\", \"task\": \"x\"}");
     OK(t1);
     OK(!rt_train_file_load_data(t1, strlen(t1), "t1.json", FALSE, &error));
     EXPECT_EQ_INT(RT_ERROR_UNSUPPORTED, error ? error->code : -1);
-    EXPECT_ERROR(error, "t1.json: env is {\"type\": \"aloha\", \"task\": \"x\"}: robotrain does not run simulation "
-                        "environments (evaluate with LeRobot); remove it from the file");
+    EXPECT_ERROR(error,
+                 "t1.json: env is {\"type\": \"aloha\", \"task\": \"x\"}: robotrain does not run simulation "
+                 "environments (evaluate with LeRobot); remove it from the file");
 
     /* every problem is reported, one per line */
-    g_autofree char *t2a = lerobot_text_with("\"enable\": false,\n            \"max", "\"enable\": true,\n            \"max");
+    g_autofree char *t2a =
+        lerobot_text_with("\"enable\": false,\n            \"max", "\"enable\": true,\n            \"max");
     OK(t2a);
     g_autofree char *t2 = NULL;
     {
         char *at = strstr(t2a, "\"rename_map\": {}");
         OK(at);
-        t2 = g_strdup_printf("%.*s\"rename_map\": {\"a\": \"b\"}%s", (int)(at - t2a), t2a, at + strlen("\"rename_map\": {}"));
+        t2 = g_strdup_printf("%.*s\"rename_map\": {\"a\": \"b\"}%s", (int)(at - t2a), t2a,
+                             at + strlen("\"rename_map\": {}"));
     }
     OK(!rt_train_file_load_data(t2, strlen(t2), "t2.json", FALSE, &error));
-    OK(error && strstr(error->message, "t2.json: rename_map is {\"a\": \"b\"}: renaming observation keys is not "
-                                       "supported; remove it from the file\n"));
+    OK(error &&
+       strstr(error->message, "t2.json: rename_map is {\"a\": \"b\"}: renaming observation keys is not "
+                              "supported; remove it from the file\n"));
     EXPECT_ERROR(error, "t2.json: dataset.image_transforms is {\"enable\": true, \"max_num_transforms\": 3, "
                         "\"random_order\": false, \"tfs\": {\"bri...: image augmentation "
                         "(dataset.image_transforms) is not supported");
@@ -272,7 +290,8 @@ DEF_TEST(lerobot_fields_we_do_not_do)
     EXPECT_ERROR(error, "t5.json: scheduler.type:");
 
     OK(!rt_train_file_load_data("[1]", 3, "t6.json", FALSE, &error));
-    EXPECT_ERROR(error, "t6.json: train_config.json holds one JSON object ({\"key\": value, ...}), not an array");
+    EXPECT_ERROR(error,
+                 "t6.json: train_config.json holds one JSON object ({\"key\": value, ...}), not an array");
     OK(!rt_train_file_load_data("{\"a\": ", 6, "t7.json", FALSE, &error));
     EXPECT_ERROR(error, "t7.json:1:");
     g_autofree char *missing = g_build_filename(tmpdir, "nothing-here", NULL);
@@ -324,7 +343,8 @@ DEF_TEST(round_trip)
     OK(first[strlen(first) - 1] == '}');
 
     /* our file read back gives the same values and the same text */
-    g_autoptr(rt_train_file) again = rt_train_file_load_data(first, strlen(first), "ours.json", FALSE, &error);
+    g_autoptr(rt_train_file) again =
+        rt_train_file_load_data(first, strlen(first), "ours.json", FALSE, &error);
     g_autoptr(rt_config) cfg2 = act_config();
     OK(again && rt_train_file_apply(again, cfg2, &error));
     EXPECT_NO_ERROR(error);
@@ -333,13 +353,17 @@ DEF_TEST(round_trip)
 
     /* config.json: the policy object alone */
     g_autofree char *policy_json = rt_train_policy_config_to_json(cfg);
-    OK(g_str_has_prefix(policy_json, "{\n    \"type\": \"act\",\n    \"n_obs_steps\": 1,\n    \"input_features\": {\n"));
-    g_autoptr(rt_train_file) pfile = rt_train_file_load_data(policy_json, strlen(policy_json), "config.json", TRUE, &error);
+    OK(g_str_has_prefix(policy_json,
+                        "{\n    \"type\": \"act\",\n    \"n_obs_steps\": 1,\n    \"input_features\": {\n"));
+    g_autoptr(rt_train_file) pfile =
+        rt_train_file_load_data(policy_json, strlen(policy_json), "config.json", TRUE, &error);
     EXPECT_NO_ERROR(error);
     EXPECT_EQ_STR("act", rt_train_file_policy_type(pfile));
     /* the features written as objects, the mapping as LeRobot's dictionary */
-    OK(strstr(first, "        \"output_features\": {\n            \"action\": {\n                \"type\": \"ACTION\",\n"
-                     "                \"shape\": [\n                    14\n                ]\n"));
+    OK(strstr(
+        first,
+        "        \"output_features\": {\n            \"action\": {\n                \"type\": \"ACTION\",\n"
+        "                \"shape\": [\n                    14\n                ]\n"));
     OK(strstr(first, "        \"normalization_mapping\": {\n            \"VISUAL\": \"MEAN_STD\",\n"));
     return 0;
 }
@@ -351,11 +375,12 @@ DEF_TEST(scheduler_written_as_lerobot)
     OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--scheduler.type=diffuser",
              "--scheduler.num_warmup_steps=500", NULL));
     g_autofree char *text = rt_train_config_to_json(cfg);
-    OK(strstr(text, "    \"scheduler\": {\n        \"type\": \"diffuser\",\n        \"num_warmup_steps\": 500,\n"
-                    "        \"name\": \"cosine\"\n    },\n"));
+    OK(strstr(text,
+              "    \"scheduler\": {\n        \"type\": \"diffuser\",\n        \"num_warmup_steps\": 500,\n"
+              "        \"name\": \"cosine\"\n    },\n"));
     OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--scheduler.type=cosine_decay_with_warmup",
-             "--scheduler.num_warmup_steps=1000", "--scheduler.num_decay_steps=30000", "--scheduler.peak_lr=2.5e-05",
-             "--scheduler.decay_lr=2.5e-06", NULL));
+             "--scheduler.num_warmup_steps=1000", "--scheduler.num_decay_steps=30000",
+             "--scheduler.peak_lr=2.5e-05", "--scheduler.decay_lr=2.5e-06", NULL));
     g_free(text);
     text = rt_train_config_to_json(cfg);
     OK(strstr(text, "    \"scheduler\": {\n        \"type\": \"cosine_decay_with_warmup\",\n"
@@ -392,7 +417,8 @@ DEF_TEST(validation)
     /* defaults LeRobot fills in */
     {
         g_autoptr(rt_config) cfg = act_config();
-        OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--policy.push_to_hub=false", NULL));
+        OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--policy.push_to_hub=false",
+                 NULL));
         OK(rt_train_validate(cfg, now, &settings, notes, &error));
         EXPECT_NO_ERROR(error);
         EXPECT_EQ_STR("act", text_of(cfg, "job_name"));
@@ -423,8 +449,9 @@ DEF_TEST(validation)
         g_autoptr(rt_config) cfg = act_config();
         OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", NULL));
         OK(!rt_train_validate(cfg, now, &settings, NULL, &error));
-        EXPECT_ERROR(error, "'repo_id' argument missing. Please specify it to push the model to the hub: "
-                            "--policy.repo_id=USER/NAME, or --policy.push_to_hub=false to keep the policy local");
+        EXPECT_ERROR(error,
+                     "'repo_id' argument missing. Please specify it to push the model to the hub: "
+                     "--policy.repo_id=USER/NAME, or --policy.push_to_hub=false to keep the policy local");
     }
     /* an existing output folder without --resume */
     {
@@ -432,9 +459,10 @@ DEF_TEST(validation)
         OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--policy.repo_id=u/m", NULL));
         OK(rt_config_set(cfg, "output_dir", tmpdir, &error));
         OK(!rt_train_validate(cfg, now, &settings, NULL, &error));
-        g_autofree char *expect = g_strdup_printf("Output directory %s already exists and resume is False. Please "
-                                                  "change your output directory so that %s is not overwritten",
-                                                  tmpdir, tmpdir);
+        g_autofree char *expect =
+            g_strdup_printf("Output directory %s already exists and resume is False. Please "
+                            "change your output directory so that %s is not overwritten",
+                            tmpdir, tmpdir);
         EXPECT_ERROR(error, expect);
     }
     /* --resume without a config path; with one that has no training state; with a checkpoint */
@@ -443,9 +471,11 @@ DEF_TEST(validation)
         OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--policy.push_to_hub=false",
                  "--resume=true", NULL));
         OK(!rt_train_validate(cfg, now, &settings, NULL, &error));
-        EXPECT_ERROR(error, "A config_path is expected when resuming a run. Please specify path to train_config.json");
+        EXPECT_ERROR(
+            error, "A config_path is expected when resuming a run. Please specify path to train_config.json");
 
-        g_autofree char *policy_dir = g_build_filename(tmpdir, "run", "checkpoints", "000010", "pretrained_model", NULL);
+        g_autofree char *policy_dir =
+            g_build_filename(tmpdir, "run", "checkpoints", "000010", "pretrained_model", NULL);
         OK(g_mkdir_with_parents(policy_dir, 0755) == 0);
         g_autofree char *config = g_build_filename(policy_dir, "train_config.json", NULL);
         OK(g_file_set_contents(config, "{}", 2, NULL));
@@ -482,7 +512,8 @@ DEF_TEST(validation)
         OK(rt_config_set(cfg, "policy.device", "mps", &error));
         OK(!rt_train_validate(cfg, now, &settings, NULL, &error));
         EXPECT_EQ_INT(RT_ERROR_UNSUPPORTED, error ? error->code : -1);
-        EXPECT_ERROR(error, "--policy.device=mps: Apple's Metal (mps) is not supported; use cpu, cuda or cuda:N");
+        EXPECT_ERROR(error,
+                     "--policy.device=mps: Apple's Metal (mps) is not supported; use cpu, cuda or cuda:N");
         rt_train_settings_clear(&settings);
         OK(rt_config_set(cfg, "policy.device", "cuda:x", &error));
         OK(!rt_train_validate(cfg, now, &settings, NULL, &error));
@@ -552,12 +583,14 @@ DEF_TEST(preset_and_flags)
         EXPECT_NEAR(1e-5, optim.groups[1].lr, 0);
         EXPECT_NEAR(1e-4, optim.groups[0].weight_decay, 0); /* not given: the preset's */
         OK(optim.lr_from_args);
-        OK(has_note(notes, "--optimizer.lr=0.0002 given on the command line replaces the act preset's lr 1e-05 "
-                           "(--policy.optimizer_lr); LeRobot ignores this flag while use_policy_training_preset "
-                           "is true"));
+        OK(has_note(notes,
+                    "--optimizer.lr=0.0002 given on the command line replaces the act preset's lr 1e-05 "
+                    "(--policy.optimizer_lr); LeRobot ignores this flag while use_policy_training_preset "
+                    "is true"));
         OK(has_note(notes, "optimizer: group 1 (backbone) keeps lr 1e-05 (--policy.optimizer_lr_backbone)"));
-        OK(has_note(notes, "optimizer: the act preset: AdamW weight_decay 0.0001, eps 1e-08, grad_clip_norm 10.0, "
-                           "betas [0.9, 0.999]; scheduler none"));
+        OK(has_note(notes,
+                    "optimizer: the act preset: AdamW weight_decay 0.0001, eps 1e-08, grad_clip_norm 10.0, "
+                    "betas [0.9, 0.999]; scheduler none"));
         EXPECT_EQ_STR("0.0002", text_of(cfg, "optimizer.lr"));
     }
     /* the preset follows --policy.optimizer_lr, and replaces a config file's optimizer values */
@@ -574,9 +607,9 @@ DEF_TEST(preset_and_flags)
     /* presets off: the flags, one group (LeRobot optimizes policy.parameters()) */
     {
         g_autoptr(rt_config) cfg = act_config();
-        OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--use_policy_training_preset=false",
-                 "--optimizer.weight_decay=0.05", "--scheduler.type=diffuser", "--scheduler.num_warmup_steps=10",
-                 "--steps=110", NULL));
+        OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act",
+                 "--use_policy_training_preset=false", "--optimizer.weight_decay=0.05",
+                 "--scheduler.type=diffuser", "--scheduler.num_warmup_steps=10", "--steps=110", NULL));
         rt_train_preset_act(cfg, &preset);
         OK(rt_train_resolve_optimizer(cfg, &preset, &optim, NULL, &error));
         EXPECT_NO_ERROR(error);
@@ -600,12 +633,14 @@ DEF_TEST(preset_and_flags)
     {
         g_autoptr(rt_config) cfg = act_config();
         g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
-        OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--scheduler.type=diffuser", NULL));
+        OK(parse(cfg, &error, "--dataset.repo_id=x/y", "--policy.type=act", "--scheduler.type=diffuser",
+                 NULL));
         rt_train_preset_act(cfg, &preset);
         OK(!rt_train_resolve_optimizer(cfg, &preset, &optim, notes, &error));
         EXPECT_ERROR(error, "the diffuser schedule 'cosine' needs --scheduler.num_warmup_steps");
-        OK(has_note(notes, "--scheduler.type=diffuser given on the command line replaces the act preset's schedule "
-                           "(none)"));
+        OK(has_note(notes,
+                    "--scheduler.type=diffuser given on the command line replaces the act preset's schedule "
+                    "(none)"));
     }
     return 0;
 }

@@ -136,9 +136,10 @@ DEF_TEST(cosine_decay_with_warmup)
     OK(rt_lr_schedule_from_config(cfg, 3000, 2.5e-5, &s, &note, &error));
     EXPECT_EQ_INT(100, s.warmup_steps);
     EXPECT_EQ_INT(3000, s.decay_steps);
-    EXPECT_EQ_STR("scheduler: --steps (3000) < num_decay_steps (30000): warmup scaled 1000 -> 100, decay 30000 -> "
-                  "3000 (scale factor 0.100)",
-                  note);
+    EXPECT_EQ_STR(
+        "scheduler: --steps (3000) < num_decay_steps (30000): warmup scaled 1000 -> 100, decay 30000 -> "
+        "3000 (scale factor 0.100)",
+        note);
     g_free(note);
     EXPECT_NEAR(0.504950495049505, rt_lr_schedule_factor(&s, 50), 1e-13);
     EXPECT_NEAR(0.55, rt_lr_schedule_factor(&s, 1500), 1e-12);
@@ -153,7 +154,8 @@ DEF_TEST(incomplete_schedules)
     GError *error = NULL;
     OK(set(cfg, "scheduler.type", "diffuser"));
     OK(!rt_lr_schedule_from_config(cfg, 100, 1e-4, &s, NULL, &error));
-    EXPECT_ERROR(error, "the diffuser schedule 'cosine' needs --scheduler.num_warmup_steps (an integer >= 0)");
+    EXPECT_ERROR(error,
+                 "the diffuser schedule 'cosine' needs --scheduler.num_warmup_steps (an integer >= 0)");
 
     OK(set(cfg, "scheduler.name", "polynomial"));
     OK(set(cfg, "scheduler.num_warmup_steps", "100"));

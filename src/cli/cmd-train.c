@@ -42,7 +42,8 @@ static rt_plugin_registry *open_registry(GError **error)
     g_autoptr(rt_config) lc = rt_launch_config_new();
     g_autofree char *lc_path = rt_launch_config_default_path();
     g_autoptr(GError) local = NULL;
-    if (!rt_launch_config_load(lc, lc_path, &local) && !g_error_matches(local, RT_ERROR, RT_ERROR_NOT_FOUND)) {
+    if (!rt_launch_config_load(lc, lc_path, &local) &&
+        !g_error_matches(local, RT_ERROR, RT_ERROR_NOT_FOUND)) {
         g_propagate_error(error, g_steal_pointer(&local));
         return NULL;
     }
@@ -58,16 +59,18 @@ static gboolean check_supported(const rt_config *cfg, GError **error)
 {
     const char *world = g_getenv("WORLD_SIZE");
     if (world && g_ascii_strtoll(world, NULL, 10) > 1) {
-        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "WORLD_SIZE=%s: training on several processes is not supported yet (the gradient all-reduce "
-                    "is missing); run one process",
-                    world);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_UNSUPPORTED,
+            "WORLD_SIZE=%s: training on several processes is not supported yet (the gradient all-reduce "
+            "is missing); run one process",
+            world);
         return FALSE;
     }
     if (rt_config_get_bool(cfg, "policy.push_to_hub")) {
-        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "--policy.push_to_hub=true: uploading to the Hub is not part of robotrain train yet; pass "
-                    "--policy.push_to_hub=false and upload the checkpoint's pretrained_model folder yourself");
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_UNSUPPORTED,
+            "--policy.push_to_hub=true: uploading to the Hub is not part of robotrain train yet; pass "
+            "--policy.push_to_hub=false and upload the checkpoint's pretrained_model folder yourself");
         return FALSE;
     }
     if (rt_config_get_bool(cfg, "wandb.enable")) {
@@ -80,8 +83,8 @@ static gboolean check_supported(const rt_config *cfg, GError **error)
 }
 
 /* After the options are declared: sources, validation, the run. */
-static int train(rt_config *cfg, rt_train_file *file, rt_train_file *policy_file, const rt_plugin_module *module,
-                 rt_plugin_registry *registry, int argc, char **argv)
+static int train(rt_config *cfg, rt_train_file *file, rt_train_file *policy_file,
+                 const rt_plugin_module *module, rt_plugin_registry *registry, int argc, char **argv)
 {
     GError *error = NULL;
     /* LeRobot's order: the config file, the pretrained policy's config, then the flags */

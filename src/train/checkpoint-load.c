@@ -37,7 +37,8 @@ static JsonNode *load_json(const char *path, gboolean required, GError **error)
 {
     if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
         if (required)
-            g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "%s: no such file: the checkpoint is incomplete", path);
+            g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "%s: no such file: the checkpoint is incomplete",
+                        path);
         return NULL;
     }
     g_autofree char *text = NULL;
@@ -48,8 +49,8 @@ static JsonNode *load_json(const char *path, gboolean required, GError **error)
         return NULL;
     }
     if (length > CKPT_MAX_JSON) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %" G_GSIZE_FORMAT " bytes is too large for this file", path,
-                    length);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s: %" G_GSIZE_FORMAT " bytes is too large for this file", path, length);
         return NULL;
     }
     g_autoptr(JsonParser) parser = json_parser_new();
@@ -74,7 +75,8 @@ static gboolean is_number(JsonNode *n)
 
 static double number_of(JsonNode *n)
 {
-    return json_node_get_value_type(n) == G_TYPE_INT64 ? (double)json_node_get_int(n) : json_node_get_double(n);
+    return json_node_get_value_type(n) == G_TYPE_INT64 ? (double)json_node_get_int(n)
+                                                       : json_node_get_double(n);
 }
 
 static gboolean is_int(JsonNode *n)
@@ -93,8 +95,8 @@ static gboolean get_int(JsonObject *o, const char *key, const char *file, const 
         return FALSE;
     }
     if (!is_int(n) || json_node_get_int(n) < lo) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"%s\" must be an integer >= %" G_GINT64_FORMAT, file, where,
-                    key, lo);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"%s\" must be an integer >= %" G_GINT64_FORMAT,
+                    file, where, key, lo);
         return FALSE;
     }
     *out = json_node_get_int(n);
@@ -114,15 +116,17 @@ static gboolean get_number(JsonObject *o, const char *key, const char *file, con
 }
 
 /* A boolean member that must be false (or absent / null) for robotrain to follow it. */
-static gboolean need_false(JsonObject *o, const char *key, const char *file, const char *where, GError **error)
+static gboolean need_false(JsonObject *o, const char *key, const char *file, const char *where,
+                           GError **error)
 {
     JsonNode *n = json_object_get_member(o, key);
     if (!n || JSON_NODE_HOLDS_NULL(n))
         return TRUE;
-    if (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN && !json_node_get_boolean(n))
+    if (JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_BOOLEAN &&
+        !json_node_get_boolean(n))
         return TRUE;
-    g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED, "%s: %s\"%s\" is not false: robotrain's AdamW has no %s", file,
-                where, key, key);
+    g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
+                "%s: %s\"%s\" is not false: robotrain's AdamW has no %s", file, where, key, key);
     return FALSE;
 }
 
@@ -180,7 +184,8 @@ static gboolean read_groups(rt_checkpoint *ck, const char *state_dir, GError **e
     JsonArray *groups = JSON_NODE_HOLDS_ARRAY(root) ? json_node_get_array(root) : NULL;
     guint n = groups ? json_array_get_length(groups) : 0;
     if (!groups || n == 0 || n > 64) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: expected a list of 1 to 64 parameter groups", path);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: expected a list of 1 to 64 parameter groups",
+                    path);
         json_node_unref(root);
         return FALSE;
     }
@@ -199,7 +204,8 @@ static gboolean read_groups(rt_checkpoint *ck, const char *state_dir, GError **e
         }
         JsonObject *g = json_node_get_object(gn);
         rt_adamw_group *h = &ck->groups[i];
-        ok = get_number(g, "lr", path, where, &h->lr, error) && get_number(g, "eps", path, where, &h->eps, error) &&
+        ok = get_number(g, "lr", path, where, &h->lr, error) &&
+             get_number(g, "eps", path, where, &h->eps, error) &&
              get_number(g, "weight_decay", path, where, &h->weight_decay, error) &&
              need_false(g, "amsgrad", path, where, error) && need_false(g, "maximize", path, where, error);
         if (!ok)
@@ -208,7 +214,8 @@ static gboolean read_groups(rt_checkpoint *ck, const char *state_dir, GError **e
         JsonArray *ba = betas && JSON_NODE_HOLDS_ARRAY(betas) ? json_node_get_array(betas) : NULL;
         if (!ba || json_array_get_length(ba) != 2 || !is_number(json_array_get_element(ba, 0)) ||
             !is_number(json_array_get_element(ba, 1))) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"betas\" must be a list of two numbers", path, where);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"betas\" must be a list of two numbers",
+                        path, where);
             ok = FALSE;
             break;
         }
@@ -223,8 +230,8 @@ static gboolean read_groups(rt_checkpoint *ck, const char *state_dir, GError **e
         JsonNode *params = json_object_get_member(g, "params");
         JsonArray *pa = params && JSON_NODE_HOLDS_ARRAY(params) ? json_node_get_array(params) : NULL;
         if (!pa || json_array_get_length(pa) > (1u << 24)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"params\" must be a list of parameter indices", path,
-                        where);
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                        "%s: %s\"params\" must be a list of parameter indices", path, where);
             ok = FALSE;
             break;
         }
@@ -233,8 +240,8 @@ static gboolean read_groups(rt_checkpoint *ck, const char *state_dir, GError **e
         for (int k = 0; k < ck->n_params[i]; k++) {
             JsonNode *e = json_array_get_element(pa, (guint)k);
             if (!is_int(e) || json_node_get_int(e) < 0) {
-                g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"params\"[%d] is not a parameter index", path,
-                            where, k);
+                g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s\"params\"[%d] is not a parameter index",
+                            path, where, k);
                 ok = FALSE;
                 break;
             }
@@ -256,8 +263,8 @@ static gboolean read_scheduler(rt_checkpoint *ck, const char *state_dir, GError 
             g_propagate_error(error, local);
         return local == NULL;
     }
-    gboolean ok = JSON_NODE_HOLDS_OBJECT(root) &&
-                  get_int(json_node_get_object(root), "last_epoch", path, "", 0, TRUE, &ck->scheduler_step, error);
+    gboolean ok = JSON_NODE_HOLDS_OBJECT(root) && get_int(json_node_get_object(root), "last_epoch", path, "",
+                                                          0, TRUE, &ck->scheduler_step, error);
     if (!ok && error && !*error)
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: expected LambdaLR's state (an object)", path);
     json_node_unref(root);
@@ -283,8 +290,8 @@ static gboolean read_robotrain_state(rt_checkpoint *ck, const char *state_dir, G
         ok = FALSE;
     } else if (format != 1) {
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "%s: \"format\" %" G_GINT64_FORMAT " is newer than this robotrain (1): update robotrain", path,
-                    format);
+                    "%s: \"format\" %" G_GINT64_FORMAT " is newer than this robotrain (1): update robotrain",
+                    path, format);
         ok = FALSE;
     }
     if (ok && json_object_has_member(o, "seed") && !JSON_NODE_HOLDS_NULL(json_object_get_member(o, "seed"))) {
@@ -319,10 +326,11 @@ rt_checkpoint *rt_checkpoint_open(const char *checkpoint_dir, GError **error)
     g_return_val_if_fail(checkpoint_dir != NULL, NULL);
     g_autofree char *state_dir = g_build_filename(checkpoint_dir, RT_TRAINING_STATE_DIR, NULL);
     if (!g_file_test(state_dir, G_FILE_TEST_IS_DIR)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                    "%s: no such folder: %s is not a checkpoint written by training (it needs pretrained_model/ and "
-                    "training_state/)",
-                    state_dir, checkpoint_dir);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_NOT_FOUND,
+            "%s: no such folder: %s is not a checkpoint written by training (it needs pretrained_model/ and "
+            "training_state/)",
+            state_dir, checkpoint_dir);
         return NULL;
     }
     rt_checkpoint *ck = g_new0(rt_checkpoint, 1);
@@ -416,8 +424,8 @@ static gboolean load_tensor(rt_graph *g, const rt_safetensors *st, const char *k
 gboolean rt_checkpoint_load_model(const char *path, rt_graph *g, GError **error)
 {
     g_return_val_if_fail(path != NULL && g != NULL, FALSE);
-    g_autofree char *file = g_file_test(path, G_FILE_TEST_IS_DIR) ? g_build_filename(path, RT_MODEL_FILE, NULL)
-                                                                   : g_strdup(path);
+    g_autofree char *file =
+        g_file_test(path, G_FILE_TEST_IS_DIR) ? g_build_filename(path, RT_MODEL_FILE, NULL) : g_strdup(path);
     rt_safetensors *st = rt_safetensors_open(file, error);
     if (!st)
         return FALSE;
@@ -435,12 +443,14 @@ gboolean rt_checkpoint_load_model(const char *path, rt_graph *g, GError **error)
         const rt_st_tensor *ft = rt_safetensors_tensor_at(st, i);
         if (g_hash_table_contains(known, ft->name))
             continue;
-        gboolean old_format = g_str_has_prefix(ft->name, "normalize_") || g_str_has_prefix(ft->name, "unnormalize_");
+        gboolean old_format =
+            g_str_has_prefix(ft->name, "normalize_") || g_str_has_prefix(ft->name, "unnormalize_");
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                     "%s: tensor '%s' is not a parameter or buffer of this policy%s", file, ft->name,
-                    old_format ? " (a LeRobot v0.3 checkpoint keeps normalization statistics in the model: convert "
-                                 "it with LeRobot's migrate_policy_normalization.py)"
-                               : " (a checkpoint of another policy type or configuration?)");
+                    old_format
+                        ? " (a LeRobot v0.3 checkpoint keeps normalization statistics in the model: convert "
+                          "it with LeRobot's migrate_policy_normalization.py)"
+                        : " (a checkpoint of another policy type or configuration?)");
         ok = FALSE;
     }
     g_hash_table_unref(known);
@@ -470,7 +480,8 @@ gboolean rt_checkpoint_load_optimizer(const rt_checkpoint *ck, rt_graph *g, cons
                                       GError **error)
 {
     g_return_val_if_fail(ck != NULL && g != NULL && order != NULL, FALSE);
-    g_autofree char *groups_file = g_build_filename(ck->dir, RT_TRAINING_STATE_DIR, RT_OPTIMIZER_GROUPS_FILE, NULL);
+    g_autofree char *groups_file =
+        g_build_filename(ck->dir, RT_TRAINING_STATE_DIR, RT_OPTIMIZER_GROUPS_FILE, NULL);
     if (ck->n_groups != order->n_groups) {
         g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                     "%s: %d parameter groups, but this run has %d (was use_policy_training_preset changed?)",
@@ -484,16 +495,18 @@ gboolean rt_checkpoint_load_optimizer(const rt_checkpoint *ck, rt_graph *g, cons
         if (!same) {
             g_autofree char *expect = g_strdup_printf("%d parameters, %d to %d", order->group_len[k], next,
                                                       next + order->group_len[k] - 1);
-            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: group %d: \"params\" has %d indices, but this policy's group %d has %s (a checkpoint of "
-                        "another policy configuration?)",
-                        groups_file, k, ck->n_params[k], k, expect);
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_FORMAT,
+                "%s: group %d: \"params\" has %d indices, but this policy's group %d has %s (a checkpoint of "
+                "another policy configuration?)",
+                groups_file, k, ck->n_params[k], k, expect);
             return FALSE;
         }
         next += order->group_len[k];
     }
 
-    g_autofree char *state_file = g_build_filename(ck->dir, RT_TRAINING_STATE_DIR, RT_OPTIMIZER_STATE_FILE, NULL);
+    g_autofree char *state_file =
+        g_build_filename(ck->dir, RT_TRAINING_STATE_DIR, RT_OPTIMIZER_STATE_FILE, NULL);
     rt_safetensors *st = rt_safetensors_open(state_file, error);
     if (!st)
         return FALSE;
@@ -506,8 +519,8 @@ gboolean rt_checkpoint_load_optimizer(const rt_checkpoint *ck, rt_graph *g, cons
         gint64 index = g_str_has_prefix(name, "state/") ? g_ascii_strtoll(name + 6, &end, 10) : -1;
         if (index < 0 || index >= order->n_params || !end || *end != '/' || end == name + 6) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s: tensor '%s' is not state/<i>/<name> with i a parameter index below %d", state_file, name,
-                        order->n_params);
+                        "%s: tensor '%s' is not state/<i>/<name> with i a parameter index below %d",
+                        state_file, name, order->n_params);
             ok = FALSE;
         }
     }
@@ -524,10 +537,11 @@ gboolean rt_checkpoint_load_optimizer(const rt_checkpoint *ck, rt_graph *g, cons
         ok = load_tensor(g, st, km, &m, what, error) && load_tensor(g, st, kv, &v, what, error) &&
              read_step_value(st, ks, &s, error);
         if (ok && have_step && s != step) {
-            g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                        "%s: '%s' is %g but earlier parameters' step is %g: robotrain keeps one step count for all "
-                        "parameters",
-                        state_file, ks, s, step);
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_UNSUPPORTED,
+                "%s: '%s' is %g but earlier parameters' step is %g: robotrain keeps one step count for all "
+                "parameters",
+                state_file, ks, s, step);
             ok = FALSE;
         }
         step = s;

@@ -38,8 +38,8 @@ rt_param_order *rt_param_order_new(rt_graph *g, int n_groups)
     for (int p = 0; p < o->n_params; p++) {
         int group = rt_param_group(rt_graph_param(g, p));
         if (group < 0 || group >= n_groups) {
-            g_critical("rt_param_order_new: parameter '%s' is in group %d of %d", rt_graph_param(g, p)->name, group,
-                       n_groups);
+            g_critical("rt_param_order_new: parameter '%s' is in group %d of %d", rt_graph_param(g, p)->name,
+                       group, n_groups);
             rt_param_order_free(o);
             return NULL;
         }
@@ -113,7 +113,7 @@ rt_tensor ckpt_param_view(const rt_tensor *param, rt_storage storage)
 
 typedef struct {
     const rt_checkpoint_save_info *info;
-    char *root; /* the partial folder */
+    char *root;         /* the partial folder */
     GPtrArray *buffers; /* host copies the safetensors writers borrow */
 } save_ctx;
 
@@ -208,7 +208,8 @@ static gboolean add_tensor(save_ctx *c, rt_safetensors_writer *w, const char *na
 {
     rt_st_dtype dtype;
     if (!ckpt_st_dtype(t->dtype, &dtype)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "tensor '%s' has a dtype safetensors cannot hold", name);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "tensor '%s' has a dtype safetensors cannot hold",
+                    name);
         return FALSE;
     }
     (void)c;
@@ -335,7 +336,8 @@ static JsonObject *normalizer_config(const rt_config *cfg, gboolean with_inputs)
 
 char *rt_checkpoint_preprocessor_json(const rt_config *cfg, gboolean with_state)
 {
-    const char *device = rt_config_lookup(cfg, "policy.device") ? rt_config_get_string(cfg, "policy.device") : NULL;
+    const char *device =
+        rt_config_lookup(cfg, "policy.device") ? rt_config_get_string(cfg, "policy.device") : NULL;
     JsonObject *root = json_object_new();
     json_object_set_string_member(root, "name", "policy_preprocessor");
     JsonArray *steps = json_array_new();
@@ -343,7 +345,8 @@ char *rt_checkpoint_preprocessor_json(const rt_config *cfg, gboolean with_state)
     json_object_set_object_member(rename, "rename_map", json_object_new());
     json_array_add_element(steps, step_entry("rename_observations_processor", rename, NULL));
     json_array_add_element(steps, step_entry("to_batch_processor", json_object_new(), NULL));
-    json_array_add_element(steps, step_entry("device_processor", device_config(device ? device : "cpu"), NULL));
+    json_array_add_element(steps,
+                           step_entry("device_processor", device_config(device ? device : "cpu"), NULL));
     json_array_add_element(steps, step_entry("normalizer_processor", normalizer_config(cfg, TRUE),
                                              with_state ? RT_NORMALIZER_FILE : NULL));
     json_object_set_array_member(root, "steps", steps);
@@ -405,7 +408,8 @@ static gboolean save_pretrained(save_ctx *c, GError **error)
     const rt_checkpoint_save_info *info = c->info;
     g_autofree char *policy = rt_train_policy_config_to_json(info->cfg);
     if (!policy) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "no policy type is set: nothing to write as config.json");
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "no policy type is set: nothing to write as config.json");
         return FALSE;
     }
     g_autofree char *train = rt_train_config_to_json(info->cfg);
@@ -438,8 +442,8 @@ static gboolean save_optimizer(save_ctx *c, GError **error)
     rt_graph *g = info->graph;
     if (o->n_params != rt_graph_n_params(g)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "the parameter order has %d parameters but the graph %d: make it from this graph", o->n_params,
-                    rt_graph_n_params(g));
+                    "the parameter order has %d parameters but the graph %d: make it from this graph",
+                    o->n_params, rt_graph_n_params(g));
         return FALSE;
     }
     /* state/<i>/{exp_avg, exp_avg_sq, step}, PyTorch's state_dict flattened with "/" */
@@ -577,8 +581,9 @@ gboolean ckpt_remove_tree(const char *path, GError **error)
 {
     GStatBuf st;
     if (g_lstat(path, &st) != 0)
-        return errno == ENOENT ? TRUE : (g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: %s", path, g_strerror(errno)),
-                                         FALSE);
+        return errno == ENOENT
+                   ? TRUE
+                   : (g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: %s", path, g_strerror(errno)), FALSE);
     if (S_ISDIR(st.st_mode)) {
         GDir *dir = g_dir_open(path, 0, error);
         if (!dir)
@@ -643,7 +648,8 @@ static gboolean update_last(const char *checkpoints, const char *name, GError **
     g_autofree char *last = g_build_filename(checkpoints, RT_LAST_CHECKPOINT_LINK, NULL);
     g_unlink(tmp);
     if (symlink(name, tmp) != 0) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot create the symlink: %s", tmp, g_strerror(errno));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot create the symlink: %s", tmp,
+                    g_strerror(errno));
         return FALSE;
     }
     if (g_rename(tmp, last) != 0) {
@@ -657,7 +663,8 @@ static gboolean update_last(const char *checkpoints, const char *name, GError **
 
 gboolean rt_checkpoint_save(const rt_checkpoint_save_info *info, char **dir, GError **error)
 {
-    g_return_val_if_fail(info && info->output_dir && info->graph && info->order && info->groups && info->cfg, FALSE);
+    g_return_val_if_fail(info && info->output_dir && info->graph && info->order && info->groups && info->cfg,
+                         FALSE);
     if (dir)
         *dir = NULL;
     g_autofree char *checkpoints = g_build_filename(info->output_dir, RT_CHECKPOINTS_DIR, NULL);
@@ -670,7 +677,8 @@ gboolean rt_checkpoint_save(const rt_checkpoint_save_info *info, char **dir, GEr
     g_autofree char *final = g_build_filename(checkpoints, name, NULL);
     g_autofree char *template = g_strdup_printf("%s/.rt-partial-%s-XXXXXX", checkpoints, name);
     if (!g_mkdtemp_full(template, 0755)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot create a folder: %s", checkpoints, g_strerror(errno));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot create a folder: %s", checkpoints,
+                    g_strerror(errno));
         return FALSE;
     }
     save_ctx c = {info, template, g_ptr_array_new_with_free_func(g_free)};
@@ -693,7 +701,8 @@ gboolean rt_checkpoint_save(const rt_checkpoint_save_info *info, char **dir, GEr
         }
     }
     if (ok && g_rename(template, final) != 0) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot rename %s to it: %s", final, template, g_strerror(errno));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot rename %s to it: %s", final, template,
+                    g_strerror(errno));
         ok = FALSE;
         if (old)
             g_rename(old, final);

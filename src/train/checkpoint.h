@@ -72,7 +72,7 @@ char *rt_checkpoint_step_name(int64_t step, int64_t total_steps);
 
 /* How the graph's parameters map to PyTorch's optimizer state indices. */
 typedef struct rt_param_order {
-    int n_params;   /* the graph's trainable parameters */
+    int n_params; /* the graph's trainable parameters */
     int n_groups;
     int *group;     /* [n_params] group of graph parameter p */
     int *index;     /* [n_params] state index of graph parameter p */

@@ -107,21 +107,23 @@ static gboolean need_int(const rt_config *cfg, const char *key, const char *why,
                          GError **error)
 {
     if (rt_config_is_null(cfg, key)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s needs --%s (an integer >= %" G_GINT64_FORMAT ")",
-                    why, key, lo);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "%s needs --%s (an integer >= %" G_GINT64_FORMAT ")", why, key, lo);
         return FALSE;
     }
     *out = rt_config_get_int(cfg, key);
     if (*out < lo) {
         g_autofree char *origin = rt_config_describe_origin(cfg, key);
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "%s needs %s >= %" G_GINT64_FORMAT ", but %s is %" G_GINT64_FORMAT, why, key, lo, origin, *out);
+                    "%s needs %s >= %" G_GINT64_FORMAT ", but %s is %" G_GINT64_FORMAT, why, key, lo, origin,
+                    *out);
         return FALSE;
     }
     return TRUE;
 }
 
-static gboolean need_float(const rt_config *cfg, const char *key, const char *why, double *out, GError **error)
+static gboolean need_float(const rt_config *cfg, const char *key, const char *why, double *out,
+                           GError **error)
 {
     if (rt_config_is_null(cfg, key)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s needs --%s (a number > 0)", why, key);
@@ -130,7 +132,8 @@ static gboolean need_float(const rt_config *cfg, const char *key, const char *wh
     *out = rt_config_get_double(cfg, key);
     if (!(*out > 0)) {
         g_autofree char *origin = rt_config_describe_origin(cfg, key);
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s needs %s > 0, but %s is %g", why, key, origin, *out);
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s needs %s > 0, but %s is %g", why, key, origin,
+                    *out);
         return FALSE;
     }
     return TRUE;
@@ -160,8 +163,8 @@ gboolean rt_lr_schedule_from_config(const rt_config *cfg, int64_t total_steps, d
                 found = TRUE;
             }
         if (!found) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "scheduler.name '%s' is not a diffusers schedule",
-                        name ? name : "null");
+            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                        "scheduler.name '%s' is not a diffusers schedule", name ? name : "null");
             return FALSE;
         }
         if (schedule->name == RT_LR_DIFFUSER_CONSTANT)
@@ -175,16 +178,17 @@ gboolean rt_lr_schedule_from_config(const rt_config *cfg, int64_t total_steps, d
             if (w >= total_steps) {
                 g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                             "the diffuser schedule 'polynomial' decays over steps - num_warmup_steps steps: "
-                            "scheduler.num_warmup_steps (%" G_GINT64_FORMAT ") must be less than --steps (%" G_GINT64_FORMAT
-                            ")",
+                            "scheduler.num_warmup_steps (%" G_GINT64_FORMAT
+                            ") must be less than --steps (%" G_GINT64_FORMAT ")",
                             w, (gint64)total_steps);
                 return FALSE;
             }
             if (!(base_lr > 1e-7)) {
-                g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                            "the diffuser schedule 'polynomial' decays to 1e-07: the optimizer's lr (%g) must be "
-                            "larger",
-                            base_lr);
+                g_set_error(
+                    error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "the diffuser schedule 'polynomial' decays to 1e-07: the optimizer's lr (%g) must be "
+                    "larger",
+                    base_lr);
                 return FALSE;
             }
         }
@@ -207,11 +211,12 @@ gboolean rt_lr_schedule_from_config(const rt_config *cfg, int64_t total_steps, d
             schedule->warmup_steps = (int64_t)((double)w * scale);
             schedule->decay_steps = MAX(total_steps, 1);
             if (note)
-                *note = g_strdup_printf("scheduler: --steps (%" G_GINT64_FORMAT ") < num_decay_steps (%" G_GINT64_FORMAT
-                                        "): warmup scaled %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT
-                                        ", decay %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT " (scale factor %.3f)",
-                                        (gint64)total_steps, d, w, (gint64)schedule->warmup_steps, d,
-                                        (gint64)schedule->decay_steps, scale);
+                *note = g_strdup_printf(
+                    "scheduler: --steps (%" G_GINT64_FORMAT ") < num_decay_steps (%" G_GINT64_FORMAT
+                    "): warmup scaled %" G_GINT64_FORMAT " -> %" G_GINT64_FORMAT ", decay %" G_GINT64_FORMAT
+                    " -> %" G_GINT64_FORMAT " (scale factor %.3f)",
+                    (gint64)total_steps, d, w, (gint64)schedule->warmup_steps, d,
+                    (gint64)schedule->decay_steps, scale);
         }
         return TRUE;
     }

@@ -196,8 +196,9 @@ static void append_json_number(GString *s, double v)
 char *rt_metrics_to_json(const rt_metrics *m, double unix_time)
 {
     GString *s = g_string_new(NULL);
-    g_string_append_printf(s, "{\"steps\": %" G_GINT64_FORMAT ", \"samples\": %" G_GINT64_FORMAT ", \"episodes\": ",
-                           (gint64)m->steps, (gint64)m->samples);
+    g_string_append_printf(
+        s, "{\"steps\": %" G_GINT64_FORMAT ", \"samples\": %" G_GINT64_FORMAT ", \"episodes\": ",
+        (gint64)m->steps, (gint64)m->samples);
     append_json_number(s, m->episodes);
     g_string_append(s, ", \"epochs\": ");
     append_json_number(s, m->epochs);
@@ -237,7 +238,8 @@ rt_metrics_log *rt_metrics_log_open(const char *output_dir, GError **error)
     g_autofree char *path = g_build_filename(output_dir, "metrics.jsonl", NULL);
     FILE *f = g_fopen(path, "ae");
     if (!f) {
-        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot open for appending: %s", path, g_strerror(errno));
+        g_set_error(error, RT_ERROR, RT_ERROR_IO, "%s: cannot open for appending: %s", path,
+                    g_strerror(errno));
         return NULL;
     }
     rt_metrics_log *log = g_new0(rt_metrics_log, 1);
@@ -273,7 +275,8 @@ static void append_interval(GString *s, double seconds)
     gint64 t = (gint64)MAX(0, seconds);
     gint64 h = t / 3600, mnt = t / 60 % 60, sec = t % 60;
     if (h)
-        g_string_append_printf(s, "%" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT, h, mnt, sec);
+        g_string_append_printf(s, "%" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT, h, mnt,
+                               sec);
     else
         g_string_append_printf(s, "%02" G_GINT64_FORMAT ":%02" G_GINT64_FORMAT, mnt, sec);
 }
@@ -365,7 +368,8 @@ static void draw(rt_progress *p)
 {
     double elapsed = (double)(g_get_monotonic_time() - p->t0) / 1e6;
     double rate = elapsed > 0 && p->n > p->start ? (double)(p->n - p->start) / elapsed : 0;
-    g_autofree char *line = rt_progress_format("Training", p->n, p->total, elapsed, rate, terminal_width(p->out) - 1);
+    g_autofree char *line =
+        rt_progress_format("Training", p->n, p->total, elapsed, rate, terminal_width(p->out) - 1);
     fprintf(p->out, "\r%s\033[K", line);
     fflush(p->out);
     p->drawn = TRUE;

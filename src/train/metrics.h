@@ -27,10 +27,10 @@ void rt_format_big_number(GString *out, double num);
 
 /* One averaged value. */
 typedef struct rt_meter {
-    const char *key;    /* "loss", "grad_norm", ... : metrics.jsonl and W&B */
-    const char *label;  /* "loss", "grdn", ... : the console line */
-    char style;         /* how the average is printed: 'f' (fixed) or 'e' (exponent) ... */
-    int precision;      /* ... with this many decimals: loss 'f' 3, lr 'e' 1 */
+    const char *key;   /* "loss", "grad_norm", ... : metrics.jsonl and W&B */
+    const char *label; /* "loss", "grdn", ... : the console line */
+    char style;        /* how the average is printed: 'f' (fixed) or 'e' (exponent) ... */
+    int precision;     /* ... with this many decimals: loss 'f' 3, lr 'e' 1 */
     double val, sum, count, avg;
 } rt_meter;
 

@@ -18,12 +18,12 @@ struct rt_train_file {
 
 /* What a LeRobot field robotrain does not act on may hold. */
 typedef enum {
-    FK_IGNORE, /* anything: it changes nothing robotrain does */
-    FK_NULL,   /* null */
-    FK_FALSE,  /* false (or null) */
-    FK_ZERO,   /* 0 (or null) */
-    FK_EMPTY,  /* null, {} or [] */
-    FK_LOCAL,  /* null or "local" */
+    FK_IGNORE,       /* anything: it changes nothing robotrain does */
+    FK_NULL,         /* null */
+    FK_FALSE,        /* false (or null) */
+    FK_ZERO,         /* 0 (or null) */
+    FK_EMPTY,        /* null, {} or [] */
+    FK_LOCAL,        /* null or "local" */
     FK_DATASET_REPO, /* "dataset" */
     FK_TRANSFORMS,   /* null, or an object whose "enable" is false */
 } foreign_rule;
@@ -59,7 +59,8 @@ static const foreign_key foreign_keys[] = {
     {"persistent_workers", FK_IGNORE, NULL},
     {"dataloader_multiprocessing_context", FK_IGNORE, NULL},
     {"checkpoint_path", FK_IGNORE, NULL}, /* derived from config_path */
-    {"dataset.image_transforms", FK_TRANSFORMS, "image augmentation (dataset.image_transforms) is not supported"},
+    {"dataset.image_transforms", FK_TRANSFORMS,
+     "image augmentation (dataset.image_transforms) is not supported"},
     {"dataset.video_backend", FK_IGNORE, NULL}, /* robotrain decodes with FFmpeg */
     {"dataset.streaming", FK_FALSE, "streaming datasets are not supported"},
     {"dataset.repo_type", FK_DATASET_REPO, "only Hub dataset repositories are supported"},
@@ -101,10 +102,12 @@ static gboolean rule_accepts(foreign_rule rule, JsonNode *node)
     case FK_ZERO:
         return null || is_number_zero(node);
     case FK_EMPTY:
-        return null || (JSON_NODE_HOLDS_OBJECT(node) && json_object_get_size(json_node_get_object(node)) == 0) ||
+        return null ||
+               (JSON_NODE_HOLDS_OBJECT(node) && json_object_get_size(json_node_get_object(node)) == 0) ||
                (JSON_NODE_HOLDS_ARRAY(node) && json_array_get_length(json_node_get_array(node)) == 0);
     case FK_LOCAL:
-        return null || (is_value_type(node, G_TYPE_STRING) && strcmp(json_node_get_string(node), "local") == 0);
+        return null ||
+               (is_value_type(node, G_TYPE_STRING) && strcmp(json_node_get_string(node), "local") == 0);
     case FK_DATASET_REPO:
         return is_value_type(node, G_TYPE_STRING) && strcmp(json_node_get_string(node), "dataset") == 0;
     case FK_TRANSFORMS: {
@@ -154,8 +157,8 @@ static void normalise(rt_train_file *f, JsonObject *root, opt_problems *problems
             g_autofree char *value = rt_json_to_text(node, -1, FALSE);
             if (strlen(value) > 80)
                 strcpy(value + 77, "...");
-            opt_problems_add(problems, RT_ERROR_UNSUPPORTED, f->path, "%s is %s: %s; remove it from the file", fk->key,
-                             value, fk->why);
+            opt_problems_add(problems, RT_ERROR_UNSUPPORTED, f->path, "%s is %s: %s; remove it from the file",
+                             fk->key, value, fk->why);
             continue;
         }
         json_object_remove_member(parent, member);
@@ -186,7 +189,8 @@ static void normalise(rt_train_file *f, JsonObject *root, opt_problems *problems
             JsonNode *fn = json_object_get_member(po, feature_keys[i]);
             if (!fn || !(JSON_NODE_HOLDS_OBJECT(fn) || JSON_NODE_HOLDS_NULL(fn)))
                 continue; /* a string is already text; anything else the option refuses */
-            g_autofree char *text = JSON_NODE_HOLDS_NULL(fn) ? g_strdup("{}") : rt_json_to_text(fn, -1, FALSE);
+            g_autofree char *text =
+                JSON_NODE_HOLDS_NULL(fn) ? g_strdup("{}") : rt_json_to_text(fn, -1, FALSE);
             json_object_set_string_member(po, feature_keys[i], text);
         }
     }
@@ -225,8 +229,9 @@ rt_train_file *rt_train_file_load_data(const char *text, gsize length, const cha
     }
     JsonNode *root = json_parser_get_root(parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: %s holds one JSON object ({\"key\": value, ...}), not %s",
-                    name, policy_only ? RT_POLICY_CONFIG_NAME : RT_TRAIN_CONFIG_NAME,
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s: %s holds one JSON object ({\"key\": value, ...}), not %s", name,
+                    policy_only ? RT_POLICY_CONFIG_NAME : RT_TRAIN_CONFIG_NAME,
                     !root                         ? "nothing"
                     : JSON_NODE_HOLDS_ARRAY(root) ? "an array"
                                                   : "a single value");
@@ -250,11 +255,12 @@ rt_train_file *rt_train_file_load_data(const char *text, gsize length, const cha
     return f;
 }
 
-static rt_train_file *load_file(const char *path, const char *default_name, gboolean policy_only, GError **error)
+static rt_train_file *load_file(const char *path, const char *default_name, gboolean policy_only,
+                                GError **error)
 {
     g_return_val_if_fail(path != NULL, NULL);
-    g_autofree char *file = g_file_test(path, G_FILE_TEST_IS_DIR) ? g_build_filename(path, default_name, NULL)
-                                                                   : g_strdup(path);
+    g_autofree char *file =
+        g_file_test(path, G_FILE_TEST_IS_DIR) ? g_build_filename(path, default_name, NULL) : g_strdup(path);
     gsize length = 0;
     g_autofree char *text = opt_read_config_file(file, &length, error);
     if (!text)
@@ -309,15 +315,42 @@ static JsonObject *reordered(JsonObject *object, const char *const *first, size_
 
 /* LeRobot's order: TrainPipelineConfig's fields, PreTrainedConfig's fields. */
 static const char *const top_order[] = {
-    "dataset",   "env",          "policy",         "output_dir", "job_name",        "resume",
-    "seed",      "num_workers",  "batch_size",     "steps",      "log_freq",        "tolerance_s",
-    "save_checkpoint", "save_freq", "use_policy_training_preset", "optimizer", "scheduler", "eval",
+    "dataset",
+    "env",
+    "policy",
+    "output_dir",
+    "job_name",
+    "resume",
+    "seed",
+    "num_workers",
+    "batch_size",
+    "steps",
+    "log_freq",
+    "tolerance_s",
+    "save_checkpoint",
+    "save_freq",
+    "use_policy_training_preset",
+    "optimizer",
+    "scheduler",
+    "eval",
     "wandb",
 };
 static const char *const policy_order[] = {
-    "type",           "n_obs_steps", "input_features", "output_features", "device",
-    "use_amp",        "use_peft",    "push_to_hub",    "repo_id",         "private",
-    "tags",           "license",     "pretrained_path", "pretrained_revision", "normalization_mapping",
+    "type",
+    "n_obs_steps",
+    "input_features",
+    "output_features",
+    "device",
+    "use_amp",
+    "use_peft",
+    "push_to_hub",
+    "repo_id",
+    "private",
+    "tags",
+    "license",
+    "pretrained_path",
+    "pretrained_revision",
+    "normalization_mapping",
 };
 
 /* The "policy" object as LeRobot writes it, or NULL without a policy type. (transfer full) */
@@ -347,7 +380,8 @@ static JsonNode *scheduler_node(JsonObject *root)
 {
     JsonNode *node = json_object_get_member(root, "scheduler");
     JsonObject *scheduler = node && JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
-    const char *type = scheduler ? json_object_get_string_member_with_default(scheduler, "type", "none") : "none";
+    const char *type =
+        scheduler ? json_object_get_string_member_with_default(scheduler, "type", "none") : "none";
     if (strcmp(type, "none") == 0)
         return json_node_new(JSON_NODE_NULL);
     static const char *const diffuser[] = {"num_warmup_steps", "name"};

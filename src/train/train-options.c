@@ -320,7 +320,8 @@ const rt_option *rt_train_policy_base_rows(size_t *n)
 }
 
 /* Declares the rows whose keys cfg does not have yet. */
-static gboolean add_missing(rt_config *cfg, const char *prefix, const rt_option *rows, size_t n, GError **error)
+static gboolean add_missing(rt_config *cfg, const char *prefix, const rt_option *rows, size_t n,
+                            GError **error)
 {
     for (size_t i = 0; i < n; i++) {
         g_autofree char *key = prefix ? g_strconcat(prefix, ".", rows[i].key, NULL) : g_strdup(rows[i].key);
@@ -386,9 +387,11 @@ static gboolean resolve_resume(rt_config *cfg, rt_train_settings *settings, GErr
 {
     const char *config_path = rt_config_get_string(cfg, "config_path");
     if (!config_path) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "A config_path is expected when resuming a run. Please specify path to " RT_TRAIN_CONFIG_NAME
-                    ": --resume=true --config_path=OUTPUT_DIR/checkpoints/last/pretrained_model/" RT_TRAIN_CONFIG_NAME);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_INVALID_ARG,
+            "A config_path is expected when resuming a run. Please specify path to " RT_TRAIN_CONFIG_NAME
+            ": --resume=true "
+            "--config_path=OUTPUT_DIR/checkpoints/last/pretrained_model/" RT_TRAIN_CONFIG_NAME);
         return FALSE;
     }
     if (!g_file_test(config_path, G_FILE_TEST_EXISTS)) {
@@ -398,15 +401,17 @@ static gboolean resolve_resume(rt_config *cfg, rt_train_settings *settings, GErr
                     config_path);
         return FALSE;
     }
-    g_autofree char *policy_dir = g_file_test(config_path, G_FILE_TEST_IS_DIR) ? g_strdup(config_path)
-                                                                                : g_path_get_dirname(config_path);
+    g_autofree char *policy_dir = g_file_test(config_path, G_FILE_TEST_IS_DIR)
+                                      ? g_strdup(config_path)
+                                      : g_path_get_dirname(config_path);
     g_autofree char *checkpoint_dir = g_path_get_dirname(policy_dir);
     g_autofree char *state_dir = g_build_filename(checkpoint_dir, "training_state", NULL);
     if (!g_file_test(state_dir, G_FILE_TEST_IS_DIR)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                    "%s: no training_state folder beside %s, so there is nothing to resume: --config_path must be "
-                    "CHECKPOINT/pretrained_model/" RT_TRAIN_CONFIG_NAME " of a checkpoint written by training",
-                    state_dir, policy_dir);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_NOT_FOUND,
+            "%s: no training_state folder beside %s, so there is nothing to resume: --config_path must be "
+            "CHECKPOINT/pretrained_model/" RT_TRAIN_CONFIG_NAME " of a checkpoint written by training",
+            state_dir, policy_dir);
         return FALSE;
     }
     if (!set_value(cfg, "policy.pretrained_path", policy_dir, error))
@@ -449,8 +454,8 @@ static gboolean parse_device(const char *device, rt_train_settings *settings, GE
 }
 
 static const char *const scheduler_fields[] = {
-    "scheduler.num_warmup_steps", "scheduler.name", "scheduler.num_decay_steps", "scheduler.peak_lr",
-    "scheduler.decay_lr",
+    "scheduler.num_warmup_steps", "scheduler.name",     "scheduler.num_decay_steps",
+    "scheduler.peak_lr",          "scheduler.decay_lr",
 };
 
 /* Whether scheduler type `type` reads field `key`. */
@@ -472,7 +477,8 @@ static gboolean check_scheduler_fields(const rt_config *cfg, GError **error)
         if (!from_args(cfg, key) || scheduler_uses(type ? type : "none", key))
             continue;
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "--%s has no effect with scheduler.type %s: add --scheduler.type=%s", key, type ? type : "none",
+                    "--%s has no effect with scheduler.type %s: add --scheduler.type=%s", key,
+                    type ? type : "none",
                     strcmp(key, "scheduler.name") == 0 ? "diffuser" : "diffuser or cosine_decay_with_warmup");
         return FALSE;
     }
@@ -489,16 +495,18 @@ gboolean rt_train_validate(rt_config *cfg, GDateTime *now, rt_train_settings *se
     const char *type = rt_config_lookup(cfg, "policy.type") ? rt_config_get_string(cfg, "policy.type") : NULL;
     const char *path = rt_config_get_string(cfg, "policy.path");
     if (from_args(cfg, "policy.type") && from_args(cfg, "policy.path")) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "--policy.type=%s and --policy.path=%s cannot be combined: --policy.path already says the "
-                    "type (in its " RT_POLICY_CONFIG_NAME ")",
-                    type ? type : "null", path ? path : "null");
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_INVALID_ARG,
+            "--policy.type=%s and --policy.path=%s cannot be combined: --policy.path already says the "
+            "type (in its " RT_POLICY_CONFIG_NAME ")",
+            type ? type : "null", path ? path : "null");
         return FALSE;
     }
     if (!type) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "Policy is not configured: give --policy.type=act for a new policy, or --policy.path=DIR for a "
-                    "pretrained one");
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_INVALID_ARG,
+            "Policy is not configured: give --policy.type=act for a new policy, or --policy.path=DIR for a "
+            "pretrained one");
         return FALSE;
     }
     if (path && !set_value(cfg, "policy.pretrained_path", path, error))
@@ -517,11 +525,12 @@ gboolean rt_train_validate(rt_config *cfg, GDateTime *now, rt_train_settings *se
     const char *output_dir = rt_config_get_string(cfg, "output_dir");
     gboolean resume = rt_config_get_bool(cfg, "resume");
     if (output_dir && !resume && g_file_test(output_dir, G_FILE_TEST_IS_DIR)) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "Output directory %s already exists and resume is False. Please change your output directory so "
-                    "that %s is not overwritten (or continue that run with --resume=true --config_path=%s/"
-                    "checkpoints/last/pretrained_model/" RT_TRAIN_CONFIG_NAME ")",
-                    output_dir, output_dir, output_dir);
+        g_set_error(
+            error, RT_ERROR, RT_ERROR_INVALID_ARG,
+            "Output directory %s already exists and resume is False. Please change your output directory so "
+            "that %s is not overwritten (or continue that run with --resume=true --config_path=%s/"
+            "checkpoints/last/pretrained_model/" RT_TRAIN_CONFIG_NAME ")",
+            output_dir, output_dir, output_dir);
         return FALSE;
     }
     if (!output_dir) {
@@ -556,8 +565,8 @@ gboolean rt_train_validate(rt_config *cfg, GDateTime *now, rt_train_settings *se
         g_autofree char *origin = rt_config_describe_origin(cfg, "optimizer.betas");
         g_autofree char *text = rt_config_get_text(cfg, "optimizer.betas");
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "%s is %s: AdamW takes two betas, each in [0, 1), e.g. --optimizer.betas=[0.9,0.999]", origin,
-                    text ? text : "null");
+                    "%s is %s: AdamW takes two betas, each in [0, 1), e.g. --optimizer.betas=[0.9,0.999]",
+                    origin, text ? text : "null");
         return FALSE;
     }
     return check_scheduler_fields(cfg, error);
@@ -593,8 +602,8 @@ void rt_train_preset_act(const rt_config *cfg, rt_train_preset *preset)
     preset->group_lr_key[0] = "policy.optimizer_lr_backbone";
 }
 
-void rt_train_preset_from_policy(const rt_config *cfg, const char *policy_type, const rt_policy_optimizer *opt,
-                                 rt_train_preset *preset)
+void rt_train_preset_from_policy(const rt_config *cfg, const char *policy_type,
+                                 const rt_policy_optimizer *opt, rt_train_preset *preset)
 {
     memset(preset, 0, sizeof *preset);
     preset->policy_type = policy_type;
@@ -629,14 +638,16 @@ static char *format_double(double v)
 
 /* Puts the preset's value into key unless the command line gave one; notes what was applied. */
 static gboolean apply_preset_value(rt_config *cfg, const char *key, double value, const char *origin,
-                                   const rt_train_preset *preset, GString *applied, GPtrArray *notes, GError **error)
+                                   const rt_train_preset *preset, GString *applied, GPtrArray *notes,
+                                   GError **error)
 {
     g_autofree char *text = format_double(value);
     const char *name = strchr(key, '.') + 1;
     if (from_args(cfg, key)) {
         g_autofree char *given = rt_config_get_text(cfg, key);
         note(notes,
-             "--%s=%s given on the command line replaces the %s preset's %s %s%s%s%s; LeRobot ignores this flag "
+             "--%s=%s given on the command line replaces the %s preset's %s %s%s%s%s; LeRobot ignores this "
+             "flag "
              "while use_policy_training_preset is true",
              key, given, preset->policy_type, name, text, origin ? " (--" : "", origin ? origin : "",
              origin ? ")" : "");
@@ -658,18 +669,20 @@ gboolean rt_train_resolve_optimizer(rt_config *cfg, const rt_train_preset *prese
         g_autoptr(GString) applied = g_string_new(NULL);
         if (!from_args(cfg, "optimizer.type") && !rt_config_set(cfg, "optimizer.type", "adamw", error))
             return FALSE;
-        if (!apply_preset_value(cfg, "optimizer.lr", preset->lr, preset->lr_key, preset, applied, notes, error) ||
+        if (!apply_preset_value(cfg, "optimizer.lr", preset->lr, preset->lr_key, preset, applied, notes,
+                                error) ||
             !apply_preset_value(cfg, "optimizer.weight_decay", preset->weight_decay, preset->weight_decay_key,
                                 preset, applied, notes, error) ||
             !apply_preset_value(cfg, "optimizer.eps", preset->eps, NULL, preset, applied, notes, error) ||
-            !apply_preset_value(cfg, "optimizer.grad_clip_norm", preset->grad_clip_norm, NULL, preset, applied,
-                                notes, error))
+            !apply_preset_value(cfg, "optimizer.grad_clip_norm", preset->grad_clip_norm, NULL, preset,
+                                applied, notes, error))
             return FALSE;
         if (from_args(cfg, "optimizer.betas")) {
             g_autofree char *given = rt_config_get_text(cfg, "optimizer.betas");
             g_autofree char *b1 = format_double(preset->beta1), *b2 = format_double(preset->beta2);
             note(notes,
-                 "--optimizer.betas=%s given on the command line replaces the %s preset's betas [%s, %s]; LeRobot "
+                 "--optimizer.betas=%s given on the command line replaces the %s preset's betas [%s, %s]; "
+                 "LeRobot "
                  "ignores this flag while use_policy_training_preset is true",
                  given, preset->policy_type, b1, b2);
         } else {
@@ -726,14 +739,15 @@ gboolean rt_train_resolve_optimizer(rt_config *cfg, const rt_train_preset *prese
                 note(notes, "optimizer: group %d (%s) keeps lr %s%s%s%s", optim->n_groups - 1,
                      preset->group_name[i] ? preset->group_name[i] : "the policy's", lr,
                      preset->group_lr_key[i] ? " (--" : " (the preset's)",
-                     preset->group_lr_key[i] ? preset->group_lr_key[i] : "", preset->group_lr_key[i] ? ")" : "");
+                     preset->group_lr_key[i] ? preset->group_lr_key[i] : "",
+                     preset->group_lr_key[i] ? ")" : "");
             }
         }
     }
 
     g_autofree char *schedule_note = NULL;
-    if (!rt_lr_schedule_from_config(cfg, rt_config_get_int(cfg, "steps"), base.lr, &optim->schedule, &schedule_note,
-                                    error))
+    if (!rt_lr_schedule_from_config(cfg, rt_config_get_int(cfg, "steps"), base.lr, &optim->schedule,
+                                    &schedule_note, error))
         return FALSE;
     if (schedule_note)
         note(notes, "%s", schedule_note);

@@ -183,10 +183,10 @@ void rt_train_preset_from_policy(const rt_config *cfg, const char *policy_type,
 /* The optimizer as it will run. */
 typedef struct rt_train_optim {
     int n_groups;
-    rt_adamw_group groups[RT_TRAIN_MAX_GROUPS]; /* base learning rates (before the schedule) */
+    rt_adamw_group groups[RT_TRAIN_MAX_GROUPS];    /* base learning rates (before the schedule) */
     const char *group_prefix[RT_TRAIN_MAX_GROUPS]; /* [0] NULL: every other parameter; NULL
                                                       for all when the module assigned groups */
-    double grad_clip_norm;                          /* <= 0: no clipping (the norm is still logged) */
+    double grad_clip_norm;                         /* <= 0: no clipping (the norm is still logged) */
     rt_lr_schedule schedule;
     gboolean lr_from_args; /* --optimizer.lr was given on the command line (it then wins over a
                               checkpoint's saved learning rates on resume too) */

@@ -54,7 +54,7 @@ typedef struct run {
     double base_lr[RT_TRAIN_MAX_GROUPS];
     rt_checkpoint *ck;
     /* checkpoints and logs */
-    int64_t saved_step; /* of the last checkpoint written, -1 before */
+    int64_t saved_step;    /* of the last checkpoint written, -1 before */
     GArray *stats;         /* rt_ckpt_stat */
     GPtrArray *stat_store; /* the values they point to */
     rt_metrics *metrics;
@@ -112,10 +112,11 @@ static gboolean open_dataset(run *r, GError **error)
         g_autofree char *home = rt_train_lerobot_home();
         folder = g_build_filename(home, repo_id, NULL);
         if (!g_file_test(folder, G_FILE_TEST_IS_DIR)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                        "dataset %s: no local copy at %s, and robotrain train does not download datasets yet: "
-                        "give --dataset.root=FOLDER (a LeRobot dataset with meta/info.json)",
-                        repo_id, folder);
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_NOT_FOUND,
+                "dataset %s: no local copy at %s, and robotrain train does not download datasets yet: "
+                "give --dataset.root=FOLDER (a LeRobot dataset with meta/info.json)",
+                repo_id, folder);
             return FALSE;
         }
     }
@@ -161,7 +162,8 @@ static gboolean is_empty_features(const rt_config *cfg, const char *key)
  * it; ACTION features are outputs, the others inputs. */
 static gboolean features_from_dataset(run *r, GError **error)
 {
-    if (!is_empty_features(r->cfg, "policy.input_features") || !is_empty_features(r->cfg, "policy.output_features"))
+    if (!is_empty_features(r->cfg, "policy.input_features") ||
+        !is_empty_features(r->cfg, "policy.output_features"))
         return TRUE; /* a pretrained policy's, or the user's */
     JsonObject *inputs = json_object_new(), *outputs = json_object_new();
     for (int i = 0; i < rt_dataset_num_features(r->ds); i++) {
@@ -183,7 +185,8 @@ static gboolean features_from_dataset(run *r, GError **error)
         json_object_set_array_member(fo, "shape", shape);
         json_object_set_object_member(f->type == RT_FEATURE_TYPE_ACTION ? outputs : inputs, f->name, fo);
     }
-    JsonNode *in = json_node_init_object(json_node_alloc(), inputs), *out = json_node_init_object(json_node_alloc(), outputs);
+    JsonNode *in = json_node_init_object(json_node_alloc(), inputs),
+             *out = json_node_init_object(json_node_alloc(), outputs);
     g_autofree char *in_text = rt_json_to_text(in, -1, FALSE);
     g_autofree char *out_text = rt_json_to_text(out, -1, FALSE);
     json_object_unref(inputs);
@@ -234,8 +237,8 @@ static gboolean make_normalizer(run *r, GError **error)
         const char *name = rt_config_get_string(r->cfg, types[i].key);
         rt_norm_mode mode;
         if (!name || !rt_norm_mode_from_name(name, &mode)) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "--%s=%s is not a normalization mode", types[i].key,
-                        name ? name : "null");
+            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "--%s=%s is not a normalization mode",
+                        types[i].key, name ? name : "null");
             return FALSE;
         }
         map.mode[types[i].type] = mode;
@@ -257,7 +260,8 @@ static void collect_stats(run *r)
         for (int s = 0; s < RT_STAT_COUNT_; s++) {
             if (!fs->values[s])
                 continue;
-            rt_ckpt_stat st = {.feature = fs->feature, .stat = rt_stat_name((rt_stat)s), .values = fs->values[s]};
+            rt_ckpt_stat st = {
+                .feature = fs->feature, .stat = rt_stat_name((rt_stat)s), .values = fs->values[s]};
             if (camera) {
                 st.ndim = 3;
                 st.shape[0] = fs->numel;
@@ -272,7 +276,8 @@ static void collect_stats(run *r)
             double *count = g_new(double, 1);
             *count = (double)fs->count;
             g_ptr_array_add(r->stat_store, count);
-            rt_ckpt_stat st = {.feature = fs->feature, .stat = "count", .ndim = 1, .shape = {1}, .values = count};
+            rt_ckpt_stat st = {
+                .feature = fs->feature, .stat = "count", .ndim = 1, .shape = {1}, .values = count};
             g_array_append_val(r->stats, st);
         }
     }
@@ -341,7 +346,8 @@ static gboolean open_device(run *r, GError **error)
     if (!type || strcmp(type, "cuda") == 0) {
         g_autoptr(GError) local = NULL;
         const rt_plugin_module *m =
-            r->a->registry ? rt_plugin_registry_find(r->a->registry, RT_PLUGIN_BACKEND, "cuda", &local) : NULL;
+            r->a->registry ? rt_plugin_registry_find(r->a->registry, RT_PLUGIN_BACKEND, "cuda", &local)
+                           : NULL;
         const rt_backend_i *cuda = m ? m->desc->vtable : NULL;
         int count = cuda ? cuda->device_count(type ? error : NULL) : 0;
         if (cuda && count > index) {
@@ -357,11 +363,13 @@ static gboolean open_device(run *r, GError **error)
                 return FALSE;
             const char *device = rt_config_get_string(r->cfg, "policy.device");
             if (!cuda)
-                g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND, "--policy.device=%s: %s; use --policy.device=cpu",
-                            device, local ? local->message : "no CUDA backend module");
+                g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
+                            "--policy.device=%s: %s; use --policy.device=cpu", device,
+                            local ? local->message : "no CUDA backend module");
             else
                 g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                            "--policy.device=%s: %d CUDA device(s) usable; use --policy.device=cpu", device, count);
+                            "--policy.device=%s: %d CUDA device(s) usable; use --policy.device=cpu", device,
+                            count);
             return FALSE;
         }
     }
@@ -426,13 +434,16 @@ static gboolean bind_inputs(run *r, GError **error)
             char desc[96];
             rt_tensor_describe(t, desc, sizeof desc);
             g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "the policy reads '%s' as %s, but the dataset gives %" G_GINT64_FORMAT " samples of %" G_GINT64_FORMAT
+                        "the policy reads '%s' as %s, but the dataset gives %" G_GINT64_FORMAT
+                        " samples of %" G_GINT64_FORMAT
                         " %s values: are --policy.input_features and the dataset's features the same?",
-                        field->key, desc, (gint64)capacity, (gint64)field->numel, rt_dtype_name(field->dtype));
+                        field->key, desc, (gint64)capacity, (gint64)field->numel,
+                        rt_dtype_name(field->dtype));
             return FALSE;
         }
         if (r->n_inputs == MAX_INPUTS) {
-            g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED, "the policy reads more than %d inputs", MAX_INPUTS);
+            g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED, "the policy reads more than %d inputs",
+                        MAX_INPUTS);
             return FALSE;
         }
         r->input_field[r->n_inputs] = i;
@@ -461,8 +472,9 @@ static gboolean build_graph(run *r, GError **error)
     r->g = rt_graph_new(RT_GRAPH_TRAIN);
     rt_graph_set_init_seed(r->g, r->seed);
     rt_policy_build_args args = RT_POLICY_BUILD_ARGS_INIT(rt_config_get_int(r->cfg, "batch_size"));
-    if (!rt_policy_build_train(r->policy, r->g, &args, &r->losses, error) || !rt_graph_backward(r->g, error) ||
-        !choose_optimizer(r, error) || !rt_graph_plan(r->g, r->backend, r->dev, error))
+    if (!rt_policy_build_train(r->policy, r->g, &args, &r->losses, error) ||
+        !rt_graph_backward(r->g, error) || !choose_optimizer(r, error) ||
+        !rt_graph_plan(r->g, r->backend, r->dev, error))
         return FALSE;
     r->grad_norm = rt_graph_find(r->g, "grad_norm");
     r->order = rt_param_order_new(r->g, r->optim.n_groups);
@@ -473,7 +485,8 @@ static gboolean load_weights(run *r, GError **error)
 {
     if (r->ck) {
         g_autofree char *pm = g_build_filename(rt_checkpoint_dir(r->ck), RT_PRETRAINED_MODEL_DIR, NULL);
-        return rt_checkpoint_load_model(pm, r->g, error) && rt_checkpoint_load_optimizer(r->ck, r->g, r->order, error);
+        return rt_checkpoint_load_model(pm, r->g, error) &&
+               rt_checkpoint_load_optimizer(r->ck, r->g, r->order, error);
     }
     const char *pretrained = rt_config_get_string(r->cfg, "policy.pretrained_path");
     if (pretrained) {
@@ -561,7 +574,8 @@ static gboolean one_step(run *r, GError **error)
         return FALSE;
     gint64 t1 = g_get_monotonic_time();
     double loss = 0, grad_norm = 0;
-    if ((r->optim.schedule.kind != RT_LR_NONE || r->step == r->start) && !set_learning_rates(r, r->step, error))
+    if ((r->optim.schedule.kind != RT_LR_NONE || r->step == r->start) &&
+        !set_learning_rates(r, r->step, error))
         return FALSE;
     if (!rt_graph_set_rng(r->g, r->seed, (uint64_t)r->step, 0, error) || !rt_graph_compute(r->g, error) ||
         !rt_graph_read_scalar(r->g, r->losses.loss, &loss, error) ||
@@ -610,14 +624,15 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
         rt_progress_update(r->bar, r->step);
         if (log_freq > 0 && r->step % log_freq == 0 && !log_step(r, error))
             return FALSE;
-        if (save && ((save_freq > 0 && r->step % save_freq == 0) || r->step == r->total) && !save_checkpoint(r, error))
+        if (save && ((save_freq > 0 && r->step % save_freq == 0) || r->step == r->total) &&
+            !save_checkpoint(r, error))
             return FALSE;
     }
     if (!result->stop_signal && rt_train_stop_requested() && r->step < r->total)
         result->stop_signal = rt_train_stop_requested();
     if (result->stop_signal) {
-        LOG(r, "Stopped by %s at step %" G_GINT64_FORMAT, result->stop_signal == SIGINT ? "SIGINT" : "SIGTERM",
-            (gint64)r->step);
+        LOG(r, "Stopped by %s at step %" G_GINT64_FORMAT,
+            result->stop_signal == SIGINT ? "SIGINT" : "SIGTERM", (gint64)r->step);
         if (save && r->saved_step != r->step && r->step > r->start && !save_checkpoint(r, error))
             return FALSE;
     } else {
@@ -666,13 +681,15 @@ static gboolean prepare(run *r, GError **error)
         uint64_t saved_seed = 0;
         if (rt_checkpoint_get_seed(r->ck, &saved_seed) && !rt_config_is_null(r->cfg, "seed") &&
             saved_seed != (uint64_t)rt_config_get_int(r->cfg, "seed"))
-            LOG(r, "--seed %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GUINT64_FORMAT
-                   ": data order and random numbers do not continue the run's",
+            LOG(r,
+                "--seed %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GUINT64_FORMAT
+                ": data order and random numbers do not continue the run's",
                 rt_config_get_int(r->cfg, "seed"), saved_seed);
         int64_t saved_batch = rt_checkpoint_batch_size(r->ck);
         if (saved_batch > 0 && saved_batch != rt_config_get_int(r->cfg, "batch_size"))
-            LOG(r, "--batch_size %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GINT64_FORMAT
-                   ": the data order does not continue sample for sample",
+            LOG(r,
+                "--batch_size %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GINT64_FORMAT
+                ": the data order does not continue sample for sample",
                 rt_config_get_int(r->cfg, "batch_size"), (gint64)saved_batch);
     }
     r->step = r->start;
@@ -715,11 +732,13 @@ static void log_start(run *r)
     LOG(r, "cfg.steps=%" G_GINT64_FORMAT " (%s)", (gint64)r->total, steps);
     LOG(r, "dataset.num_frames=%" G_GINT64_FORMAT " (%s)", (gint64)rt_dataset_num_frames(r->ds), frames);
     LOG(r, "dataset.num_episodes=%" G_GINT64_FORMAT, (gint64)rt_dataset_num_selected_episodes(r->ds));
-    LOG(r, "Effective batch size: %" G_GINT64_FORMAT " x 1 = %" G_GINT64_FORMAT, (gint64)batch, (gint64)batch);
+    LOG(r, "Effective batch size: %" G_GINT64_FORMAT " x 1 = %" G_GINT64_FORMAT, (gint64)batch,
+        (gint64)batch);
     /* frozen layers are buffers here, as in PyTorch, so every parameter learns */
     LOG(r, "num_learnable_params=%" G_GINT64_FORMAT " (%s)", (gint64)n_params, params);
     LOG(r, "num_total_params=%" G_GINT64_FORMAT " (%s)", (gint64)n_params, params);
-    LOG(r, "Start offline training on a fixed dataset, with effective batch size: %" G_GINT64_FORMAT, (gint64)batch);
+    LOG(r, "Start offline training on a fixed dataset, with effective batch size: %" G_GINT64_FORMAT,
+        (gint64)batch);
 }
 
 gboolean rt_train_run(const rt_train_run_args *args, rt_train_result *result, GError **error)
