@@ -21,5 +21,6 @@ int rt_cmd_config(int argc, char **argv);
 int rt_cmd_dataset(int argc, char **argv);
 int rt_cmd_launch(int argc, char **argv);
 int rt_cmd_policy(int argc, char **argv);
+int rt_cmd_train(int argc, char **argv);
 
 #endif

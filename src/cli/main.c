@@ -16,6 +16,7 @@ static const rt_cli_command commands[] = {
     { "launch", rt_cmd_launch, "start and supervise the workers of a (multi-GPU, multi-machine) run" },
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
     { "policy", rt_cmd_policy, "check a policy against a reference run, or print its parameters" },
+    { "train", rt_cmd_train, "train a policy on a LeRobot dataset (LeRobot's flags and checkpoints)" },
 };
 
 static void print_usage(FILE *out)

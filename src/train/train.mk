@@ -1,1 +1,39 @@
 ## src/train: the training loop, checkpoints, schedules, metrics (see the top-level Makefile.am).
+librobotrain_la_SOURCES += \
+	src/train/json-write.c \
+	src/train/json-write.h \
+	src/train/checkpoint.c \
+	src/train/checkpoint-load.c \
+	src/train/checkpoint.h \
+	src/train/checkpoint-private.h \
+	src/train/lr-schedule.c \
+	src/train/metrics.c \
+	src/train/metrics.h \
+	src/train/stop.c \
+	src/train/stop.h \
+	src/train/lr-schedule.h \
+	src/train/train-options.c \
+	src/train/train-file.c \
+	src/train/train-options.h \
+	src/train/train-run.c \
+	src/train/train-run.h
+robotrain_SOURCES += src/cli/cmd-train.c
+
+check_PROGRAMS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint \
+	tests/test-train-metrics
+TESTS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint tests/test-train-metrics
+tests_test_train_schedule_SOURCES = tests/test-train-schedule.c
+tests_test_train_schedule_LDADD = $(RT_TEST_LIBS)
+tests_test_train_options_SOURCES = tests/test-train-options.c
+tests_test_train_options_LDADD = $(RT_TEST_LIBS)
+tests_test_train_checkpoint_SOURCES = tests/test-train-checkpoint.c tests/graph-test.h
+tests_test_train_checkpoint_LDADD = $(RT_TEST_LIBS)
+EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json
+tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
+tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
+
+TESTS += tests/train-cli.sh tests/train-docs.sh
+EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh
+
+RT_MAN_PODS += man/robotrain-train.pod
+dist_man_MANS += man/robotrain-train.1
