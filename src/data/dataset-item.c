@@ -296,6 +296,21 @@ static gboolean decode_image(rt_dataset_reader *r, const char *path, int64_t row
     return ok;
 }
 
+/* A time the video does not have comes from the metadata: say which files gave it. */
+static void explain_times(const rt_dataset *ds, int64_t k, double from, GError **error)
+{
+    char *m;
+    if (ds->info->version_major >= 3)
+        m = g_strdup_printf("%s (the times asked are the episode's from_timestamp %.6f s in %s plus the "
+                            "frames' timestamps in %s)",
+                            (*error)->message, from, rt_dataset_episode_source(ds, k), ds->sel_data_path[k]);
+    else
+        m = g_strdup_printf("%s (the times asked are the frames' timestamps in %s)", (*error)->message,
+                            ds->sel_data_path[k]);
+    g_free((*error)->message);
+    (*error)->message = m;
+}
+
 gboolean rt_dataset_reader_fill(rt_dataset_reader *r, int64_t item, rt_batch *batch, int64_t slot,
                                 GError **error)
 {
@@ -348,6 +363,8 @@ gboolean rt_dataset_reader_fill(rt_dataset_reader *r, int64_t item, rt_batch *ba
                 !rt_video_decode_batch(dec, r->timestamps, n, ds->tolerance, (float *)(void *)dst, error)) {
                 g_prefix_error(error, "episode %" G_GINT64_FORMAT " frame %" G_GINT64_FORMAT ", camera %s: ",
                                ep->episode_index, frame, f->name);
+                if (error && *error && (*error)->code == RT_ERROR_INVALID_ARG)
+                    explain_times(ds, k, from, error);
                 return FALSE;
             }
         } else { /* IMAGE */

@@ -131,15 +131,15 @@ static gboolean check_episode(rt_dataset *ds, int64_t k, GError **error)
         if (what) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                         "%s: frame %" G_GINT64_FORMAT " of episode %" G_GINT64_FORMAT
-                        " has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT " from the episodes table",
-                        file, f, e->episode_index, what, got, want);
+                        " has %s %" G_GINT64_FORMAT ", expected %" G_GINT64_FORMAT " from %s",
+                        file, f, e->episode_index, what, got, want, rt_dataset_episode_source(ds, k));
             return FALSE;
         }
         if (!g_hash_table_contains(ds->task_by_index, &ti[i])) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                         "%s: frame %" G_GINT64_FORMAT " of episode %" G_GINT64_FORMAT
-                        " has task_index %" G_GINT64_FORMAT ", which is not in the tasks table",
-                        file, f, e->episode_index, ti[i]);
+                        " has task_index %" G_GINT64_FORMAT ", which is not in %s",
+                        file, f, e->episode_index, ti[i], ds->tasks_path);
             return FALSE;
         }
     }
@@ -155,8 +155,9 @@ static gboolean check_episode(rt_dataset *ds, int64_t k, GError **error)
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                         "%s: timestamps of episode %" G_GINT64_FORMAT
                         " jump from %.9g s (frame %" G_GINT64_FORMAT
-                        ") to %.9g s, not 1/fps = %.9g s apart within the tolerance %g s",
-                        file, e->episode_index, a, f - 1, b, period, ds->tolerance);
+                        ") to %.9g s, not 1/fps = %.9g s apart within the tolerance %g s (fps %g, from "
+                        "%s/meta/info.json)",
+                        file, e->episode_index, a, f - 1, b, period, ds->tolerance, ds->info->fps, ds->root);
             return FALSE;
         }
     }
@@ -184,11 +185,12 @@ static gboolean load_file(rt_dataset *ds, int64_t k0, int64_t k1, const int *fea
 {
     const char *path = ds->sel_data_path[k0];
     if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+        g_autofree char *origin = rt_dataset_path_origin(ds, k0, "data");
         g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
                     "%s: no such file (data of episode %" G_GINT64_FORMAT
                     "); download the dataset's data files, "
-                    "or select the episodes you have with --dataset.episodes",
-                    path, ds->episodes[ds->selected[k0]].episode_index);
+                    "or select the episodes you have with --dataset.episodes (the path is %s)",
+                    path, ds->episodes[ds->selected[k0]].episode_index, origin);
         return FALSE;
     }
     rt_parquet_file *f = rt_parquet_file_open(path, error);
@@ -224,8 +226,9 @@ static gboolean load_file(rt_dataset *ds, int64_t k0, int64_t k1, const int *fea
         if (e->length > 0 && (r < 0 || r + e->length > rows)) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
                         "%s: the rows of episode %" G_GINT64_FORMAT " (index %" G_GINT64_FORMAT
-                        " to %" G_GINT64_FORMAT ") are not in the file",
-                        path, e->episode_index, e->from_index, e->to_index - 1);
+                        " to %" G_GINT64_FORMAT ", from %s) are not in the file",
+                        path, e->episode_index, e->from_index, e->to_index - 1,
+                        rt_dataset_episode_source(ds, k));
             ok = FALSE;
             break;
         }

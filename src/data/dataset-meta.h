@@ -129,6 +129,7 @@ typedef struct {
     int64_t length;
     int64_t from_index, to_index; /* -1 when the file does not say (v2) */
     int64_t data_chunk, data_file;
+    guint source; /* the file that lists it: rt_meta_episodes.sources[source] */
     char **tasks; /* NULL-terminated, owned */
     /* per camera (VIDEO features in feature order) */
     int64_t *video_chunk, *video_file;
@@ -138,10 +139,13 @@ typedef struct {
 typedef struct {
     GArray *episodes; /* rt_meta_episode, sorted by episode_index, unique */
     int n_cameras;
+    GPtrArray *sources; /* char *: the files the episodes come from, for messages */
 } rt_meta_episodes;
 
 rt_meta_episodes *rt_meta_episodes_new(int n_cameras);
 void rt_meta_episodes_free(rt_meta_episodes *eps);
+/* The file that lists episode e (as its parser was given it). Returns (transfer none). */
+const char *rt_meta_episode_source(const rt_meta_episodes *eps, const rt_meta_episode *e);
 
 /* meta/episodes.jsonl (v2): {"episode_index": i, "tasks": [...], "length": n} per line. The
  * episodes must be unique; they are sorted by index, and from/to are the running sums of the
@@ -182,8 +186,9 @@ rt_meta_episodes *rt_meta_episodes_parquet_read(const char *root, const rt_meta_
 char *rt_dataset_expand_template(const char *template_, const char *const *names, const int64_t *ints,
                                  size_t n, const char *video_key, GError **error);
 
-/* The file a template names below root. Fails (RT_ERROR_FORMAT) like the above, and when the
- * result is absolute or has a ".." component (a path outside the dataset).
+/* The file a template names below root. Fails (RT_ERROR_FORMAT) like the above (the message
+ * then starts with root/meta/info.json), and when the result is absolute or has a ".."
+ * component (a path outside the dataset).
  * Returns (transfer full) a string to g_free. */
 char *rt_dataset_file_path(const char *root, const char *template_, const char *const *names,
                            const int64_t *ints, size_t n, const char *video_key, GError **error);

@@ -84,8 +84,10 @@ char *rt_dataset_file_path(const char *root, const char *template_, const char *
                            const int64_t *ints, size_t n, const char *video_key, GError **error)
 {
     char *rel = rt_dataset_expand_template(template_, names, ints, n, video_key, error);
-    if (!rel)
+    if (!rel) {
+        g_prefix_error(error, "%s/meta/info.json: ", root); /* where the template comes from */
         return NULL;
+    }
     gboolean escapes = g_path_is_absolute(rel);
     char **parts = g_strsplit(rel, "/", -1);
     for (size_t i = 0; parts[i] && !escapes; i++)

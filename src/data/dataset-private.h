@@ -16,6 +16,7 @@ struct rt_dataset {
     rt_episode *episodes; /* public view of meta_eps */
     int64_t n_episodes;
     rt_meta_tasks *tasks;
+    char *tasks_path;          /* the file they come from, for messages */
     GHashTable *task_by_index; /* int64_t -> const char * */
     rt_meta_stats *stats;
     /* cameras: VIDEO features, numbered in feature order */
@@ -38,6 +39,16 @@ struct rt_dataset {
     int64_t **deltas; /* per feature, or NULL */
     size_t *n_deltas;
 };
+
+/* Where a file path of selected episode k comes from, for messages naming the files that could
+ * be at fault: "by the data_path of ROOT/meta/info.json and the data chunk and file index of
+ * SOURCE" (kind "data", v3), "by the data_path and chunks_size of ROOT/meta/info.json" (v2), or
+ * the same for "video". Returns (transfer full) a string to g_free. */
+char *rt_dataset_path_origin(const rt_dataset *ds, int64_t k, const char *kind);
+
+/* The file that lists selected episode k (meta/episodes.jsonl, or a v3 episodes table).
+ * Returns (transfer none). */
+const char *rt_dataset_episode_source(const rt_dataset *ds, int64_t k);
 
 /* Reads the numeric columns of the selected episodes and checks them (dataset-load.c). */
 gboolean rt_dataset_load_frames(rt_dataset *ds, GError **error);

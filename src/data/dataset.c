@@ -30,6 +30,7 @@ void rt_dataset_free(rt_dataset *ds)
     rt_meta_info_free(ds->info);
     rt_meta_episodes_free(ds->meta_eps);
     rt_meta_tasks_free(ds->tasks);
+    g_free(ds->tasks_path);
     rt_meta_stats_free(ds->stats);
     if (ds->task_by_index)
         g_hash_table_destroy(ds->task_by_index);
@@ -263,7 +264,9 @@ static gboolean load_tasks(rt_dataset *ds, GError **error)
     if (ds->info->version_major >= 3 ||
         (g_file_test(pq, G_FILE_TEST_EXISTS) && !g_file_test(jl, G_FILE_TEST_EXISTS))) {
         ds->tasks = rt_meta_tasks_parquet_read(pq, error);
+        ds->tasks_path = g_steal_pointer(&pq);
     } else {
+        ds->tasks_path = g_strdup(jl);
         gsize len = 0;
         g_autofree char *data = rt_meta_read_file(jl, RT_META_MAX_JSON_BYTES, &len, error);
         if (data)
@@ -296,18 +299,21 @@ static gboolean load_episodes(rt_dataset *ds, GError **error)
     ds->episodes = g_new0(rt_episode, a->len ? a->len : 1);
     for (guint i = 0; i < a->len; i++) {
         rt_meta_episode *m = &g_array_index(a, rt_meta_episode, i);
+        const char *source = rt_meta_episode_source(ds->meta_eps, m);
         if (i > 0 && m->episode_index <= m[-1].episode_index) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s/meta/episodes: episode %" G_GINT64_FORMAT " follows episode %" G_GINT64_FORMAT
-                        "; episodes must be listed once, in order",
-                        ds->root, m->episode_index, m[-1].episode_index);
+                        "%s: episode %" G_GINT64_FORMAT " follows episode %" G_GINT64_FORMAT
+                        "%s%s; episodes must be listed once, in order",
+                        source, m->episode_index, m[-1].episode_index,
+                        m[-1].source != m->source ? " of " : "",
+                        m[-1].source != m->source ? rt_meta_episode_source(ds->meta_eps, &m[-1]) : "");
             return FALSE;
         }
         if (m->length < 0 || m->from_index < 0 || m->to_index - m->from_index != m->length) {
             g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
-                        "%s/meta/episodes: episode %" G_GINT64_FORMAT " has length %" G_GINT64_FORMAT
+                        "%s: episode %" G_GINT64_FORMAT " has length %" G_GINT64_FORMAT
                         " but index range [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ")",
-                        ds->root, m->episode_index, m->length, m->from_index, m->to_index);
+                        source, m->episode_index, m->length, m->from_index, m->to_index);
             return FALSE;
         }
         rt_episode *e = &ds->episodes[i];
@@ -401,16 +407,21 @@ static gboolean select_episodes(rt_dataset *ds, const rt_dataset_options *opt, G
                 hi = mid - 1;
         }
         if (at < 0) {
+            /* the table's name too: a damaged one can lose episodes */
+            g_autofree char *table = ds->info->version_major >= 3
+                                         ? g_build_filename(ds->root, "meta", "episodes", NULL)
+                                         : g_build_filename(ds->root, "meta", "episodes.jsonl", NULL);
             if (ds->n_episodes > 0)
                 g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                             "episode %" G_GINT64_FORMAT " is not in the dataset %s: its %" G_GINT64_FORMAT
-                            " episodes are numbered %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT,
+                            " episodes are numbered %" G_GINT64_FORMAT " to %" G_GINT64_FORMAT " (in %s)",
                             want[k], ds->root, ds->n_episodes, ds->episodes[0].episode_index,
-                            ds->episodes[ds->n_episodes - 1].episode_index);
+                            ds->episodes[ds->n_episodes - 1].episode_index, table);
             else
                 g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                            "episode %" G_GINT64_FORMAT " is not in the dataset %s: it has no episodes",
-                            want[k], ds->root);
+                            "episode %" G_GINT64_FORMAT
+                            " is not in the dataset %s: it has no episodes (in %s)",
+                            want[k], ds->root, table);
             g_free(want);
             return FALSE;
         }
@@ -418,6 +429,20 @@ static gboolean select_episodes(rt_dataset *ds, const rt_dataset_options *opt, G
     }
     g_free(want);
     return TRUE;
+}
+
+const char *rt_dataset_episode_source(const rt_dataset *ds, int64_t k)
+{
+    const rt_meta_episode *m = &g_array_index(ds->meta_eps->episodes, rt_meta_episode, ds->selected[k]);
+    return rt_meta_episode_source(ds->meta_eps, m);
+}
+
+char *rt_dataset_path_origin(const rt_dataset *ds, int64_t k, const char *kind)
+{
+    if (ds->info->version_major >= 3)
+        return g_strdup_printf("by the %s_path of %s/meta/info.json and the %s chunk and file index of %s",
+                               kind, ds->root, kind, rt_dataset_episode_source(ds, k));
+    return g_strdup_printf("by the %s_path and chunks_size of %s/meta/info.json", kind, ds->root);
 }
 
 /* The video file of selected episode k and camera c, and where the episode starts in it. */
@@ -445,11 +470,13 @@ static gboolean locate_videos(rt_dataset *ds, GError **error)
                 return FALSE;
             ds->sel_video_path[k * ds->n_cameras + c] = path;
             if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+                g_autofree char *origin = rt_dataset_path_origin(ds, k, "video");
                 g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
                             "%s: no such file (camera %s of episode %" G_GINT64_FORMAT
                             "); download the dataset's "
-                            "videos, or select the episodes you have with --dataset.episodes",
-                            path, cam->name, e->episode_index);
+                            "videos, or select the episodes you have with --dataset.episodes (the path "
+                            "is %s)",
+                            path, cam->name, e->episode_index, origin);
                 return FALSE;
             }
         }

@@ -109,7 +109,15 @@ JsonParser *rt_meta_parse_object(const char *data, gsize length, const char *nam
         const char *msg = local->message;
         if (g_str_has_prefix(msg, "<data>:"))
             msg += strlen("<data>:");
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: not valid JSON: %s", w->str, msg);
+        /* json-glib reports where it stopped; a text cut short is the likely cause when the
+         * object is never closed, so say so */
+        gsize end = length;
+        while (end > 0 && g_ascii_isspace(data[end - 1]))
+            end--;
+        gboolean unclosed = end == 0 || data[end - 1] != '}';
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: not valid JSON: %s%s", w->str, msg,
+                    unclosed ? " (the text ends before the object's closing '}': is the file truncated?)"
+                             : "");
         g_string_free(w, TRUE);
         g_error_free(local);
         g_object_unref(parser);
@@ -119,7 +127,8 @@ JsonParser *rt_meta_parse_object(const char *data, gsize length, const char *nam
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         GString *w = g_string_new(NULL);
         set_where(w, name, line);
-        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: expected a JSON object", w->str);
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: expected a JSON object%s", w->str,
+                    !root && line == 0 ? ", but the file is empty (truncated?)" : "");
         g_string_free(w, TRUE);
         g_object_unref(parser);
         return NULL;

@@ -23,7 +23,13 @@ rt_meta_episodes *rt_meta_episodes_new(int n_cameras)
     eps->episodes = g_array_new(FALSE, TRUE, sizeof(rt_meta_episode));
     g_array_set_clear_func(eps->episodes, episode_clear);
     eps->n_cameras = n_cameras;
+    eps->sources = g_ptr_array_new_with_free_func(g_free);
     return eps;
+}
+
+const char *rt_meta_episode_source(const rt_meta_episodes *eps, const rt_meta_episode *e)
+{
+    return e->source < eps->sources->len ? g_ptr_array_index(eps->sources, e->source) : "the episodes table";
 }
 
 void rt_meta_episodes_free(rt_meta_episodes *eps)
@@ -31,6 +37,7 @@ void rt_meta_episodes_free(rt_meta_episodes *eps)
     if (!eps)
         return;
     g_array_free(eps->episodes, TRUE);
+    g_ptr_array_free(eps->sources, TRUE);
     g_free(eps);
 }
 
@@ -107,6 +114,7 @@ rt_meta_episodes *rt_meta_episodes_jsonl_parse(const char *data, gsize length, i
                                                const char *name, GError **error)
 {
     rt_meta_episodes *eps = rt_meta_episodes_new(n_cameras);
+    g_ptr_array_add(eps->sources, g_strdup(name)); /* source 0 of every episode */
     if (!rt_meta_foreach_line(data, length, name, episodes_line, eps, error)) {
         rt_meta_episodes_free(eps);
         return NULL;

@@ -169,8 +169,8 @@ static GPtrArray *list_dir(const char *dir, const char *prefix, const char *suff
     return names;
 }
 
-static gboolean read_episode_file(rt_meta_episodes *eps, const char *path, const rt_meta_info *info,
-                                  const int *cameras, GError **error)
+static gboolean read_episode_file(rt_meta_episodes *eps, const char *root, const char *path,
+                                  const rt_meta_info *info, const int *cameras, GError **error)
 {
     rt_parquet_file *f = rt_parquet_file_open(path, error);
     if (!f)
@@ -183,12 +183,15 @@ static gboolean read_episode_file(rt_meta_episodes *eps, const char *path, const
         return FALSE;
     }
     guint base = eps->episodes->len;
+    guint source = eps->sources->len;
+    g_ptr_array_add(eps->sources, g_strdup(path));
     g_array_set_size(eps->episodes, base + (guint)n);
     int64_t *tmp = g_new0(int64_t, n ? n : 1);
     double *dtmp = g_new0(double, n ? n : 1);
 #define EP(i) (&g_array_index(eps->episodes, rt_meta_episode, base + (guint)(i)))
     for (int64_t i = 0; i < n; i++) {
         EP(i)->tasks = NULL;
+        EP(i)->source = source;
         if (eps->n_cameras > 0) {
             EP(i)->video_chunk = g_new0(int64_t, eps->n_cameras);
             EP(i)->video_file = g_new0(int64_t, eps->n_cameras);
@@ -213,7 +216,18 @@ static gboolean read_episode_file(rt_meta_episodes *eps, const char *path, const
         g_autofree char *file = g_strdup_printf("videos/%s/file_index", cam->name);
         g_autofree char *from = g_strdup_printf("videos/%s/from_timestamp", cam->name);
         g_autofree char *to = g_strdup_printf("videos/%s/to_timestamp", cam->name);
-        ok = rt_meta_read_int64_column(f, chunk, 0, n, tmp, error);
+        /* the camera's name comes from info.json: a table without its columns may as well
+         * mean a damaged info.json, so the message names both */
+        const char *const need[] = {chunk, file, from};
+        for (size_t k = 0; ok && k < G_N_ELEMENTS(need); k++)
+            if (rt_parquet_file_find_column(f, need[k]) < 0) {
+                g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                            "%s: no column \"%s\" for the camera %s that %s/meta/info.json lists; is "
+                            "this a LeRobot v3 table?",
+                            path, need[k], cam->name, root);
+                ok = FALSE;
+            }
+        ok = ok && rt_meta_read_int64_column(f, chunk, 0, n, tmp, error);
         for (int64_t i = 0; ok && i < n; i++)
             EP(i)->video_chunk[c] = tmp[i];
         ok = ok && rt_meta_read_int64_column(f, file, 0, n, tmp, error);
@@ -277,7 +291,7 @@ rt_meta_episodes *rt_meta_episodes_parquet_read(const char *root, const rt_meta_
         ok = files != NULL;
         for (guint k = 0; ok && k < files->len; k++) {
             g_autofree char *path = g_build_filename(cdir, (const char *)g_ptr_array_index(files, k), NULL);
-            ok = read_episode_file(eps, path, info, cameras, error);
+            ok = read_episode_file(eps, root, path, info, cameras, error);
         }
         if (files)
             g_ptr_array_free(files, TRUE);
