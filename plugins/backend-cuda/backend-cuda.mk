@@ -7,8 +7,26 @@ if HAVE_CUDA
 plugin_LTLIBRARIES += plugins/backend-cuda.la
 plugins_backend_cuda_la_SOURCES = \
 	plugins/backend-cuda/cuda-backend.c \
+	plugins/backend-cuda/cuda-device.h \
 	plugins/backend-cuda/cuda-error.c \
 	plugins/backend-cuda/cuda-error.h \
+	plugins/backend-cuda/cuda-exec.c \
+	plugins/backend-cuda/cuda-exec.h \
+	plugins/backend-cuda/cuda-gemm.c \
+	plugins/backend-cuda/cuda-gemm.h \
+	plugins/backend-cuda/cuda-ops.c \
+	plugins/backend-cuda/cuda-ops-conv.c \
+	plugins/backend-cuda/cuda-ops-gemm.c \
+	plugins/backend-cuda/cuda-kernels.h \
+	plugins/backend-cuda/cuda-common.cuh \
+	plugins/backend-cuda/cuda-attention.cu \
+	plugins/backend-cuda/cuda-copy.cu \
+	plugins/backend-cuda/cuda-ew.cu \
+	plugins/backend-cuda/cuda-loss.cu \
+	plugins/backend-cuda/cuda-nn.cu \
+	plugins/backend-cuda/cuda-optim.cu \
+	plugins/backend-cuda/cuda-random.cu \
+	plugins/backend-cuda/cuda-reduce.cu \
 	plugins/backend-cuda/cuda-fill.cu \
 	plugins/backend-cuda/cuda-fill.h
 plugins_backend_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
@@ -32,6 +50,17 @@ rt_v_NVCC_0 = @echo "  NVCC    " $@;
 	  $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) $(CUDA_CPPFLAGS) $(NVCCFLAGS) -c -o $@ $<
 ## Suffix rules get no automatic dependency tracking: list the headers by hand.
 plugins/backend-cuda/cuda-fill.lo: $(srcdir)/plugins/backend-cuda/cuda-fill.h
+rt_cuda_kernel_objects = \
+	plugins/backend-cuda/cuda-attention.lo \
+	plugins/backend-cuda/cuda-copy.lo \
+	plugins/backend-cuda/cuda-ew.lo \
+	plugins/backend-cuda/cuda-loss.lo \
+	plugins/backend-cuda/cuda-nn.lo \
+	plugins/backend-cuda/cuda-optim.lo \
+	plugins/backend-cuda/cuda-random.lo \
+	plugins/backend-cuda/cuda-reduce.lo
+$(rt_cuda_kernel_objects): $(srcdir)/plugins/backend-cuda/cuda-common.cuh \
+	$(srcdir)/plugins/backend-cuda/cuda-kernels.h
 
 check_PROGRAMS += tests/test-backend-cuda
 TESTS += tests/test-backend-cuda
