@@ -98,8 +98,12 @@ static inline double *rt_cuda_test_read_any(rt_graph *g, const rt_tensor *t)
     double *v = g_new(double, n > 0 ? n : 1);
     for (int64_t i = 0; i < n; i++) {
         switch (t->dtype) {
-        case RT_F32: v[i] = ((float *)raw)[i]; break;
-        case RT_F64: v[i] = ((double *)raw)[i]; break;
+        case RT_F32:
+            v[i] = ((float *)raw)[i];
+            break;
+        case RT_F64:
+            v[i] = ((double *)raw)[i];
+            break;
         case RT_BF16: {
             uint32_t u = (uint32_t)((uint16_t *)raw)[i] << 16;
             float f;
@@ -114,9 +118,15 @@ static inline double *rt_cuda_test_read_any(rt_graph *g, const rt_tensor *t)
             v[i] = (h & 0x8000) ? -mag : mag;
             break;
         }
-        case RT_I64: v[i] = (double)((int64_t *)raw)[i]; break;
-        case RT_I32: v[i] = ((int32_t *)raw)[i]; break;
-        default: v[i] = ((uint8_t *)raw)[i]; break;
+        case RT_I64:
+            v[i] = (double)((int64_t *)raw)[i];
+            break;
+        case RT_I32:
+            v[i] = ((int32_t *)raw)[i];
+            break;
+        default:
+            v[i] = ((uint8_t *)raw)[i];
+            break;
         }
     }
     g_free(raw);

@@ -24,32 +24,32 @@ extern "C" {
 /* tests/testing.h's checks, without GLib (nvcc's front end warns about its headers) */
 static int n_checks, n_failed_tests;
 #define DEF_TEST(name) static int test_##name(void)
-#define REPORT(ok, ...)                                                                          \
-    do {                                                                                         \
-        n_checks++;                                                                              \
-        printf("%sok %d - ", (ok) ? "" : "not ", n_checks);                                      \
-        printf(__VA_ARGS__);                                                                     \
-        printf(" (%s:%d)\n", __FILE__, __LINE__);                                                \
+#define REPORT(ok, ...)                                                                                      \
+    do {                                                                                                     \
+        n_checks++;                                                                                          \
+        printf("%sok %d - ", (ok) ? "" : "not ", n_checks);                                                  \
+        printf(__VA_ARGS__);                                                                                 \
+        printf(" (%s:%d)\n", __FILE__, __LINE__);                                                            \
     } while (0)
-#define OK(cond)                                                                                 \
-    do {                                                                                         \
-        int ok_ = !!(cond);                                                                      \
-        REPORT(ok_, "%s", #cond);                                                                \
-        if (!ok_)                                                                                \
-            return -1;                                                                           \
+#define OK(cond)                                                                                             \
+    do {                                                                                                     \
+        int ok_ = !!(cond);                                                                                  \
+        REPORT(ok_, "%s", #cond);                                                                            \
+        if (!ok_)                                                                                            \
+            return -1;                                                                                       \
     } while (0)
-#define EXPECT_EQ_INT(expect, actual)                                                            \
-    do {                                                                                         \
-        long long e_ = (long long)(expect), a_ = (long long)(actual);                            \
-        REPORT(e_ == a_, "%s = %lld, expected %lld", #actual, a_, e_);                           \
-        if (e_ != a_)                                                                            \
-            return -1;                                                                           \
+#define EXPECT_EQ_INT(expect, actual)                                                                        \
+    do {                                                                                                     \
+        long long e_ = (long long)(expect), a_ = (long long)(actual);                                        \
+        REPORT(e_ == a_, "%s = %lld, expected %lld", #actual, a_, e_);                                       \
+        if (e_ != a_)                                                                                        \
+            return -1;                                                                                       \
     } while (0)
-#define RUN_TEST(name)                                                                           \
-    do {                                                                                         \
-        printf("# %s\n", #name);                                                                 \
-        if (test_##name() != 0)                                                                  \
-            n_failed_tests++;                                                                    \
+#define RUN_TEST(name)                                                                                       \
+    do {                                                                                                     \
+        printf("# %s\n", #name);                                                                             \
+        if (test_##name() != 0)                                                                              \
+            n_failed_tests++;                                                                                \
     } while (0)
 #define N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -83,7 +83,8 @@ DEF_TEST(philox_equals_the_cpu)
 
 /* the mapping of backend-cpu-ew.c (rng_segment) written out: element e of a tensor whose batch
  * axis has size batch and post elements after it */
-static void cpu_position(int64_t e, int64_t batch, int64_t post, int64_t offset, uint64_t *sample, uint64_t *within)
+static void cpu_position(int64_t e, int64_t batch, int64_t post, int64_t offset, uint64_t *sample,
+                         uint64_t *within)
 {
     if (!post) {
         *sample = 0;
@@ -136,7 +137,8 @@ DEF_TEST(scalings_equal_the_cpu)
     }
     uint32_t extremes[4] = {0, 1, 0x7fffffffu, 0xffffffffu};
     for (int i = 0; i < 4; i++)
-        bad += rng_unit(extremes[i]) != rt_rng_unit(extremes[i]) || rng_open01(extremes[i]) != rt_rng_open01(extremes[i]);
+        bad += rng_unit(extremes[i]) != rt_rng_unit(extremes[i]) ||
+               rng_open01(extremes[i]) != rt_rng_open01(extremes[i]);
     const double ps[] = {0.0, 1e-12, 0.1, 0.25, 0.5, 0.9, 0.999999999, 1.0 - 1e-16};
     for (size_t i = 0; i < N_ELEMENTS(ps); i++)
         bad += drop_threshold(ps[i]) != rt_rng_drop_threshold(ps[i]);
@@ -185,7 +187,8 @@ DEF_TEST(conversions_equal_the_cpu)
     rt_cpu_f16_to_f32(h, cpu_h, 65536);
     int bad = 0;
     for (int i = 0; i < 65536; i++)
-        bad += f32_bits(bf16_to_f32(h[i])) != f32_bits(cpu_b[i]) || f32_bits(f16_to_f32(h[i])) != f32_bits(cpu_h[i]);
+        bad += f32_bits(bf16_to_f32(h[i])) != f32_bits(cpu_b[i]) ||
+               f32_bits(f16_to_f32(h[i])) != f32_bits(cpu_h[i]);
     EXPECT_EQ_INT(0, bad);
 
     enum { CHUNK = 1 << 16 };

@@ -22,7 +22,7 @@ enum { IN_FLOAT, IN_INDEX, IN_MASK };
 
 typedef struct io {
     rt_graph *g;
-    rt_dtype dt;          /* the case's float dtype */
+    rt_dtype dt; /* the case's float dtype */
     int n_in;
     rt_tensor *in[MAX_IO];
     int kind[MAX_IO];
@@ -36,17 +36,21 @@ typedef struct io {
 typedef struct cuda_case {
     const char *name;
     void (*build)(io *o);
-    int ops[12];          /* the ops it runs on the GPU; RT_OP_COUNT ends the list */
-    uint32_t flags;       /* rt_graph_new flags */
-    gboolean backward;    /* loss = sum(out * r), gradients compared */
-    gboolean optimizer;   /* AdamW appended, three steps, parameters compared */
-    gboolean exact;       /* bit for bit */
-    gboolean f32_only;    /* no f64 run (the CUDA backend's convolutions are f32) */
-    gboolean mixed;       /* also run with compute dtype bf16 and f16 */
-    double scale_tol;     /* tolerances times this (0: 1) */
+    int ops[12];        /* the ops it runs on the GPU; RT_OP_COUNT ends the list */
+    uint32_t flags;     /* rt_graph_new flags */
+    gboolean backward;  /* loss = sum(out * r), gradients compared */
+    gboolean optimizer; /* AdamW appended, three steps, parameters compared */
+    gboolean exact;     /* bit for bit */
+    gboolean f32_only;  /* no f64 run (the CUDA backend's convolutions are f32) */
+    gboolean mixed;     /* also run with compute dtype bf16 and f16 */
+    double scale_tol;   /* tolerances times this (0: 1) */
 } cuda_case;
 
-#define SHAPE(...) G_N_ELEMENTS(((int64_t[]){__VA_ARGS__})), (int64_t[]){__VA_ARGS__}
+#define SHAPE(...)                                                                                           \
+    G_N_ELEMENTS(((int64_t[]){__VA_ARGS__})), (int64_t[])                                                    \
+    {                                                                                                        \
+        __VA_ARGS__                                                                                          \
+    }
 
 static rt_tensor *add_input(io *o, const char *prefix, int kind, rt_dtype dtype, int nd, const int64_t *shape,
                             double lo, double hi, int64_t rows, gboolean param)
@@ -189,8 +193,8 @@ static void build_sums(io *o)
     out(o, rt_mean(g, x, RT_AXIS(3), TRUE));
     out(o, rt_sum(g, x, RT_ALL_AXES, FALSE));
     out(o, rt_mean(g, x, RT_AXIS(0) | RT_AXIS(1), FALSE));
-    out(o, rt_sum(g, P(o, 2, 3000), RT_AXIS(1), FALSE));  /* long rows: a block per output */
-    out(o, rt_sum(g, P(o, 700, 33), RT_AXIS(0), FALSE));  /* column sums over 11 row chunks */
+    out(o, rt_sum(g, P(o, 2, 3000), RT_AXIS(1), FALSE)); /* long rows: a block per output */
+    out(o, rt_sum(g, P(o, 700, 33), RT_AXIS(0), FALSE)); /* column sums over 11 row chunks */
 }
 
 static void build_matmul(io *o)
@@ -201,7 +205,7 @@ static void build_matmul(io *o)
     out(o, rt_matmul(g, a, P(o, 2, 3, 6, 5), FALSE, TRUE));
     out(o, rt_matmul(g, P(o, 2, 3, 5, 4), b, TRUE, FALSE));
     out(o, rt_matmul(g, P(o, 7, 4), P(o, 9, 7), TRUE, TRUE));
-    out(o, rt_matmul(g, a, P(o, 5, 6), FALSE, FALSE));        /* shared b: folded rows */
+    out(o, rt_matmul(g, a, P(o, 5, 6), FALSE, FALSE));               /* shared b: folded rows */
     out(o, rt_matmul(g, P(o, 2, 3, 5, 4), P(o, 5, 6), TRUE, FALSE)); /* shared b: batch stride 0 */
 }
 
@@ -331,46 +335,96 @@ static void build_optimizer(io *o)
 
 static const cuda_case cases[] = {
     {"casts", build_casts, {RT_OP_CAST, RT_OP_FILL, RT_OP_PERMUTE, RT_OP_COUNT}, .exact = TRUE},
-    {"copies", build_copies,
+    {"copies",
+     build_copies,
      {RT_OP_CONTIGUOUS, RT_OP_RESHAPE, RT_OP_PERMUTE, RT_OP_SLICE, RT_OP_EXPAND, RT_OP_PAD, RT_OP_CONCAT,
       RT_OP_CAST, RT_OP_COUNT},
      .exact = TRUE},
-    {"binary", build_binary, {RT_OP_ADD, RT_OP_SUB, RT_OP_MUL, RT_OP_DIV, RT_OP_SUM, RT_OP_COUNT},
+    {"binary",
+     build_binary,
+     {RT_OP_ADD, RT_OP_SUB, RT_OP_MUL, RT_OP_DIV, RT_OP_SUM, RT_OP_COUNT},
      .backward = TRUE},
-    {"unary", build_unary,
+    {"unary",
+     build_unary,
      {RT_OP_SCALE, RT_OP_RELU, RT_OP_RELU_BACKWARD, RT_OP_GELU, RT_OP_GELU_BACKWARD, RT_OP_EXP, RT_OP_COUNT},
      .backward = TRUE},
     {"glu", build_glu, {RT_OP_GLU, RT_OP_GLU_BACKWARD, RT_OP_COUNT}, .backward = TRUE},
     {"sums", build_sums, {RT_OP_SUM, RT_OP_COUNT}, .backward = TRUE},
     {"matmul", build_matmul, {RT_OP_MATMUL, RT_OP_COUNT}, .backward = TRUE, .mixed = TRUE},
-    {"linear", build_linear, {RT_OP_LINEAR, RT_OP_MATMUL, RT_OP_SUM, RT_OP_COUNT}, .backward = TRUE, .mixed = TRUE},
-    {"linear_tf32", build_linear, {RT_OP_LINEAR, RT_OP_MATMUL, RT_OP_COUNT}, .flags = RT_GRAPH_TF32,
-     .backward = TRUE, .f32_only = TRUE, .scale_tol = 100},
-    {"conv2d", build_conv, {RT_OP_CONV2D, RT_OP_CONV2D_BACKWARD_DATA, RT_OP_CONV2D_BACKWARD_WEIGHT, RT_OP_COUNT},
-     .backward = TRUE, .f32_only = TRUE, .mixed = TRUE},
-    {"conv2d_tf32", build_conv, {RT_OP_CONV2D, RT_OP_COUNT}, .flags = RT_GRAPH_TF32, .backward = TRUE,
-     .f32_only = TRUE, .scale_tol = 100},
+    {"linear",
+     build_linear,
+     {RT_OP_LINEAR, RT_OP_MATMUL, RT_OP_SUM, RT_OP_COUNT},
+     .backward = TRUE,
+     .mixed = TRUE},
+    {"linear_tf32",
+     build_linear,
+     {RT_OP_LINEAR, RT_OP_MATMUL, RT_OP_COUNT},
+     .flags = RT_GRAPH_TF32,
+     .backward = TRUE,
+     .f32_only = TRUE,
+     .scale_tol = 100},
+    {"conv2d",
+     build_conv,
+     {RT_OP_CONV2D, RT_OP_CONV2D_BACKWARD_DATA, RT_OP_CONV2D_BACKWARD_WEIGHT, RT_OP_COUNT},
+     .backward = TRUE,
+     .f32_only = TRUE,
+     .mixed = TRUE},
+    {"conv2d_tf32",
+     build_conv,
+     {RT_OP_CONV2D, RT_OP_COUNT},
+     .flags = RT_GRAPH_TF32,
+     .backward = TRUE,
+     .f32_only = TRUE,
+     .scale_tol = 100},
     {"frozen_batch_norm", build_frozen_bn, {RT_OP_FROZEN_BATCH_NORM, RT_OP_COUNT}, .backward = TRUE},
-    {"max_pool2d", build_max_pool, {RT_OP_MAX_POOL2D, RT_OP_MAX_POOL2D_BACKWARD, RT_OP_COUNT}, .backward = TRUE,
+    {"max_pool2d",
+     build_max_pool,
+     {RT_OP_MAX_POOL2D, RT_OP_MAX_POOL2D_BACKWARD, RT_OP_COUNT},
+     .backward = TRUE,
      .exact = TRUE},
-    {"layer_norm", build_layer_norm, {RT_OP_LAYER_NORM, RT_OP_LAYER_NORM_BACKWARD, RT_OP_COUNT},
+    {"layer_norm",
+     build_layer_norm,
+     {RT_OP_LAYER_NORM, RT_OP_LAYER_NORM_BACKWARD, RT_OP_COUNT},
      .backward = TRUE},
     {"softmax", build_softmax, {RT_OP_SOFTMAX, RT_OP_SOFTMAX_BACKWARD, RT_OP_COUNT}, .backward = TRUE},
-    {"attention", build_attention, {RT_OP_ATTENTION, RT_OP_ATTENTION_BACKWARD, RT_OP_COUNT}, .backward = TRUE,
+    {"attention",
+     build_attention,
+     {RT_OP_ATTENTION, RT_OP_ATTENTION_BACKWARD, RT_OP_COUNT},
+     .backward = TRUE,
      .mixed = TRUE},
-    {"attention_dropout", build_attention, {RT_OP_ATTENTION, RT_OP_ATTENTION_BACKWARD, RT_OP_COUNT},
-     .flags = RT_GRAPH_TRAIN, .backward = TRUE, .mixed = TRUE},
-    {"embedding", build_embedding, {RT_OP_EMBEDDING, RT_OP_EMBEDDING_BACKWARD, RT_OP_COUNT}, .backward = TRUE,
+    {"attention_dropout",
+     build_attention,
+     {RT_OP_ATTENTION, RT_OP_ATTENTION_BACKWARD, RT_OP_COUNT},
+     .flags = RT_GRAPH_TRAIN,
+     .backward = TRUE,
+     .mixed = TRUE},
+    {"embedding",
+     build_embedding,
+     {RT_OP_EMBEDDING, RT_OP_EMBEDDING_BACKWARD, RT_OP_COUNT},
+     .backward = TRUE,
      .exact = TRUE},
-    {"dropout", build_dropout, {RT_OP_DROPOUT, RT_OP_COUNT}, .flags = RT_GRAPH_TRAIN, .backward = TRUE,
+    {"dropout",
+     build_dropout,
+     {RT_OP_DROPOUT, RT_OP_COUNT},
+     .flags = RT_GRAPH_TRAIN,
+     .backward = TRUE,
      .exact = TRUE},
-    {"rand_uniform", build_rand_uniform, {RT_OP_RAND_UNIFORM, RT_OP_COUNT}, .flags = RT_GRAPH_TRAIN,
+    {"rand_uniform",
+     build_rand_uniform,
+     {RT_OP_RAND_UNIFORM, RT_OP_COUNT},
+     .flags = RT_GRAPH_TRAIN,
      .exact = TRUE},
     {"rand_normal", build_rand_normal, {RT_OP_RAND_NORMAL, RT_OP_COUNT}, .flags = RT_GRAPH_TRAIN},
-    {"l1_loss", build_l1, {RT_OP_L1_LOSS, RT_OP_L1_LOSS_BACKWARD, RT_OP_SCALE, RT_OP_COUNT}, .backward = TRUE},
+    {"l1_loss",
+     build_l1,
+     {RT_OP_L1_LOSS, RT_OP_L1_LOSS_BACKWARD, RT_OP_SCALE, RT_OP_COUNT},
+     .backward = TRUE},
     {"kl_loss", build_kl, {RT_OP_KL_LOSS, RT_OP_KL_LOSS_BACKWARD, RT_OP_COUNT}, .backward = TRUE},
-    {"optimizer", build_optimizer, {RT_OP_STEP_INC, RT_OP_GRAD_NORM, RT_OP_CLIP_GRAD, RT_OP_ADAMW, RT_OP_COUNT},
-     .backward = TRUE, .optimizer = TRUE},
+    {"optimizer",
+     build_optimizer,
+     {RT_OP_STEP_INC, RT_OP_GRAD_NORM, RT_OP_CLIP_GRAD, RT_OP_ADAMW, RT_OP_COUNT},
+     .backward = TRUE,
+     .optimizer = TRUE},
 };
 
 /* Ops with no CUDA kernel, planned on the CPU only. None: every op runs on the GPU. */
@@ -496,15 +550,19 @@ static gboolean build_case(const cuda_case *c, rt_dtype dt, rt_dtype cd, io *o)
     return TRUE;
 }
 
-/* plans, fills and runs (three steps with an optimizer) */
+/* Plans, fills and runs. Three steps with an optimizer; on the GPU also three otherwise, all
+ * with the same inputs: the warm-up runs eagerly, the second step is captured and launched, the
+ * third replays, and the last one's results are compared. */
 static gboolean run_case(const cuda_case *c, io *o, const rt_backend_i *backend, rt_backend_device *dev)
 {
     if (!rt_cuda_test_plan(o->g, backend, dev) || !fill_inputs(c, o))
         return FALSE;
-    int steps = c->optimizer ? 3 : 1;
+    gboolean gpu = backend != rt_backend_cpu();
+    int steps = c->optimizer || gpu ? 3 : 1;
     GError *error = NULL;
     for (int s = 0; s < steps; s++)
-        if (!rt_graph_set_rng(o->g, 1234, 7 + (uint64_t)s, 3, &error) || !rt_graph_compute(o->g, &error)) {
+        if (!rt_graph_set_rng(o->g, 1234, 7 + (c->optimizer ? (uint64_t)s : 0), 3, &error) ||
+            !rt_graph_compute(o->g, &error)) {
             printf("# %s on %s: %s\n", c->name, backend->device_type, error->message);
             g_error_free(error);
             return FALSE;
@@ -528,8 +586,9 @@ static int compare(const cuda_case *c, const char *what, rt_graph *gc, const rt_
             if (memcmp(a + i * es, b + i * es, es) != 0)
                 first = i;
         double *va = rt_cuda_test_read_any(gg, tg), *vb = rt_cuda_test_read_any(gc, tc);
-        RT_TEST_REPORT(first < 0, "%s: %s %s bit for bit (%lld elements; first difference [%lld] %.9g vs %.9g)",
-                       c->name, what, rt_dtype_name(tc->dtype), (long long)n, (long long)first,
+        RT_TEST_REPORT(first < 0,
+                       "%s: %s %s bit for bit (%lld elements; first difference [%lld] %.9g vs %.9g)", c->name,
+                       what, rt_dtype_name(tc->dtype), (long long)n, (long long)first,
                        first >= 0 ? va[first] : 0.0, first >= 0 ? vb[first] : 0.0);
         g_free(a);
         g_free(b);
@@ -541,9 +600,10 @@ static int compare(const cuda_case *c, const char *what, rt_graph *gc, const rt_
     OK(a && b);
     int64_t worst = 0;
     double e = rt_test_closeness(a, b, n, atol, rtol, &worst);
-    RT_TEST_REPORT(e <= 1.0, "%s: %s %s within atol %g rtol %g (%lld elements; worst [%lld] %.9g vs %.9g, %.3g)",
-                   c->name, what, rt_dtype_name(tc->dtype), atol, rtol, (long long)n, (long long)worst, a[worst],
-                   b[worst], e);
+    RT_TEST_REPORT(e <= 1.0,
+                   "%s: %s %s within atol %g rtol %g (%lld elements; worst [%lld] %.9g vs %.9g, %.3g)",
+                   c->name, what, rt_dtype_name(tc->dtype), atol, rtol, (long long)n, (long long)worst,
+                   a[worst], b[worst], e);
     g_free(a);
     g_free(b);
     return e <= 1.0 ? 0 : -1;
@@ -609,8 +669,8 @@ static int run_one(const cuda_case *c, rt_dtype dt, rt_dtype cd, rt_backend_devi
         }
     }
     if (c->optimizer && rc == 0)
-        rc = compare(c, "grad_norm", oc.g, rt_graph_find(oc.g, "grad_norm"), og.g, rt_graph_find(og.g, "grad_norm"),
-                     atol, rtol);
+        rc = compare(c, "grad_norm", oc.g, rt_graph_find(oc.g, "grad_norm"), og.g,
+                     rt_graph_find(og.g, "grad_norm"), atol, rtol);
     rt_graph_free(oc.g);
     rt_graph_free(og.g);
     return rc;
@@ -665,15 +725,22 @@ static int bad_index_on(rt_backend_device *dev, const char *mode)
     rt_tensor *idx;
     rt_graph *g = embedding_graph(&idx);
     OK(rt_cuda_test_plan(g, rt_cuda_test_load(), dev));
-    int64_t v[5] = {0, 3, 4, 9, 1};
+    /* two good steps first: with CUDA graphs the bad one below is then a replay */
+    int64_t v[5] = {0, 3, 2, 0, 1};
+    OK(rt_graph_write(g, idx, v, sizeof v, &error));
+    OK(rt_graph_compute(g, &error) && rt_graph_compute(g, &error));
+    EXPECT_NO_ERROR(error);
+    v[2] = 4;
+    v[3] = 9;
     OK(rt_graph_write(g, idx, v, sizeof v, &error));
     int id = -1;
     for (int i = 0; i < rt_graph_n_exec_nodes(g); i++)
         if (rt_graph_exec_node(g, i)->op == RT_OP_EMBEDDING)
             id = rt_graph_exec_node(g, i)->id;
-    char *expect = g_strdup_printf("cuda:0: node %d (op embedding) failed: index 4 (element 2 of the indices) is "
-                                   "outside 0..3 of the embedding table",
-                                   id);
+    char *expect =
+        g_strdup_printf("cuda:0: node %d (op embedding) failed: index 4 (element 2 of the indices) is "
+                        "outside 0..3 of the embedding table",
+                        id);
     printf("# %s\n", mode);
     OK(!rt_graph_compute(g, &error));
     EXPECT_ERROR(error, expect);
@@ -711,7 +778,8 @@ DEF_TEST(unsupported_node_fails_the_plan)
     rt_tensor *y = rt_conv2d(g, x, w, NULL, 1, 1, 0, 0, 1, 1);
     rt_graph_output(g, "y", y);
     OK(!rt_graph_plan(g, rt_cuda_test_load(), gpu, &error));
-    char *expect = g_strdup_printf("the cuda backend cannot run node %d (op conv2d): use another device", y->node->id);
+    char *expect =
+        g_strdup_printf("the cuda backend cannot run node %d (op conv2d): use another device", y->node->id);
     EXPECT_ERROR(error, expect);
     g_free(expect);
     rt_graph_free(g);

@@ -69,7 +69,8 @@ static gboolean step(mlp *m, int k, double *loss)
     float x[B * IN], t[B * OUT];
     make_batch(&r, x, t);
     GError *error = NULL;
-    gboolean ok = rt_graph_write(m->g, m->x, x, sizeof x, &error) && rt_graph_write(m->g, m->t, t, sizeof t, &error) &&
+    gboolean ok = rt_graph_write(m->g, m->x, x, sizeof x, &error) &&
+                  rt_graph_write(m->g, m->t, t, sizeof t, &error) &&
                   rt_graph_set_rng(m->g, 42, (uint64_t)k, 0, &error) && rt_graph_compute(m->g, &error) &&
                   rt_graph_read_scalar(m->g, m->loss, loss, &error);
     if (!ok) {
@@ -128,7 +129,8 @@ DEF_TEST(gpu_steps_follow_the_cpu)
     EXPECT_EQ_INT(n, n3);
     double *dc = to_double(pc, n), *de = to_double(pe, n);
     EXPECT_CLOSE(de, dc, n, 1e-5, 1e-3);
-    OK1(memcmp(pe, pg, (size_t)n * sizeof(float)) == 0, "eager and replayed parameters are bit for bit equal");
+    OK1(memcmp(pe, pg, (size_t)n * sizeof(float)) == 0,
+        "eager and replayed parameters are bit for bit equal");
     double nc, ng;
     GError *error = NULL;
     OK(rt_graph_read_scalar(cpu.g, rt_graph_find(cpu.g, "grad_norm"), &nc, &error));
@@ -172,7 +174,8 @@ DEF_TEST(replay_sees_new_hyper_parameters)
     float *pc = params_of(&cpu, &n), *pe = params_of(&eager, &n2), *pg = params_of(&graph, &n3);
     double *dc = to_double(pc, n), *dg = to_double(pg, n);
     EXPECT_CLOSE(dg, dc, n, 1e-5, 1e-3);
-    OK1(memcmp(pe, pg, (size_t)n * sizeof(float)) == 0, "eager and replayed parameters still agree bit for bit");
+    OK1(memcmp(pe, pg, (size_t)n * sizeof(float)) == 0,
+        "eager and replayed parameters still agree bit for bit");
     g_free(pc);
     g_free(pe);
     g_free(pg);

@@ -12,7 +12,7 @@
 static rt_backend_i wrapper;
 static int n_prepare, n_release;
 static rt_graph *prepared_graph, *released_graph;
-static double param_seen;      /* element 0 of "w", read by graph_prepare */
+static double param_seen; /* element 0 of "w", read by graph_prepare */
 static gboolean fail_prepare;
 
 static gboolean wrapper_prepare(rt_backend_device *dev, rt_graph *g, GError **error)

@@ -15,10 +15,18 @@ namespace
 template <typename T> __device__ __forceinline__ void store_as(int d, void *base, int64_t i, T v)
 {
     switch (d) {
-    case RT_CUDA_F32: static_cast<float *>(base)[i] = static_cast<float>(v); break;
-    case RT_CUDA_F64: static_cast<double *>(base)[i] = static_cast<double>(v); break;
-    case RT_CUDA_BF16: static_cast<uint16_t *>(base)[i] = bf16_from_f32(static_cast<float>(v)); break;
-    default: static_cast<uint16_t *>(base)[i] = f16_from_f32(static_cast<float>(v)); break;
+    case RT_CUDA_F32:
+        static_cast<float *>(base)[i] = static_cast<float>(v);
+        break;
+    case RT_CUDA_F64:
+        static_cast<double *>(base)[i] = static_cast<double>(v);
+        break;
+    case RT_CUDA_BF16:
+        static_cast<uint16_t *>(base)[i] = bf16_from_f32(static_cast<float>(v));
+        break;
+    default:
+        static_cast<uint16_t *>(base)[i] = f16_from_f32(static_cast<float>(v));
+        break;
     }
 }
 
@@ -145,8 +153,8 @@ double keep_scale_of(const rt_cuda_att *a)
 
 } // namespace
 
-extern "C" cudaError_t rt_cuda_att_softmax(int dtype, const rt_cuda_att *a, void *probs,
-                                           int pd_dtype, void *pd, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_att_softmax(int dtype, const rt_cuda_att *a, void *probs, int pd_dtype,
+                                           void *pd, cudaStream_t stream)
 {
     if (!valid(a))
         return cudaErrorInvalidValue;
@@ -156,8 +164,8 @@ extern "C" cudaError_t rt_cuda_att_softmax(int dtype, const rt_cuda_att *a, void
                       return launched());
 }
 
-extern "C" cudaError_t rt_cuda_att_redrop(int dtype, const rt_cuda_att *a, const void *probs,
-                                          int pd_dtype, void *pd, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_att_redrop(int dtype, const rt_cuda_att *a, const void *probs, int pd_dtype,
+                                          void *pd, cudaStream_t stream)
 {
     if (!valid(a))
         return cudaErrorInvalidValue;
@@ -167,8 +175,8 @@ extern "C" cudaError_t rt_cuda_att_redrop(int dtype, const rt_cuda_att *a, const
                       return launched());
 }
 
-extern "C" cudaError_t rt_cuda_att_dscores(int dtype, const rt_cuda_att *a, const void *probs,
-                                           void *dp, int ds_dtype, void *ds, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_att_dscores(int dtype, const rt_cuda_att *a, const void *probs, void *dp,
+                                           int ds_dtype, void *ds, cudaStream_t stream)
 {
     if (!valid(a))
         return cudaErrorInvalidValue;

@@ -46,8 +46,8 @@ inline unsigned row_threads(int64_t d)
     return t;
 }
 
-#define RT_GRID_STRIDE(i, n)                                                                   \
-    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);     \
+#define RT_GRID_STRIDE(i, n)                                                                                 \
+    for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);                   \
          i += static_cast<int64_t>(gridDim.x) * blockDim.x)
 
 /* ---- bits */
@@ -137,8 +137,8 @@ RT_HD void mulhilo(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo)
 #endif
 }
 
-RT_HD void philox_block(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0,
-                        uint32_t k1, uint32_t out[4])
+RT_HD void philox_block(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1,
+                        uint32_t out[4])
 {
 #ifdef __CUDA_ARCH__
 #pragma unroll
@@ -179,8 +179,8 @@ RT_HD rng_stream rng_stream_make(const int64_t *state, int64_t node)
 
 RT_HD void rng_block(const rng_stream &s, uint64_t sample, uint64_t within, uint32_t w[4])
 {
-    philox_block(static_cast<uint32_t>(within / 4), static_cast<uint32_t>(sample), s.node, s.step,
-                 s.k0, s.k1, w);
+    philox_block(static_cast<uint32_t>(within / 4), static_cast<uint32_t>(sample), s.node, s.step, s.k0, s.k1,
+                 w);
 }
 
 RT_HD uint32_t rng_word(const rng_stream &s, uint64_t sample, uint64_t within)
@@ -323,28 +323,52 @@ template <typename A> __device__ __forceinline__ A block_max(A v, A identity)
 }
 
 /* Launches over f32/f64 by dtype: F(float) or F(double), else cudaErrorInvalidValue. */
-#define RT_FLOAT_DISPATCH(dtype, T, ...)                                                       \
-    do {                                                                                       \
-        if ((dtype) == RT_CUDA_F32) {                                                          \
-            typedef float T;                                                                   \
-            __VA_ARGS__;                                                                       \
-        } else if ((dtype) == RT_CUDA_F64) {                                                   \
-            typedef double T;                                                                  \
-            __VA_ARGS__;                                                                       \
-        } else {                                                                               \
-            return cudaErrorInvalidValue;                                                      \
-        }                                                                                      \
+#define RT_FLOAT_DISPATCH(dtype, T, ...)                                                                     \
+    do {                                                                                                     \
+        if ((dtype) == RT_CUDA_F32) {                                                                        \
+            typedef float T;                                                                                 \
+            __VA_ARGS__;                                                                                     \
+        } else if ((dtype) == RT_CUDA_F64) {                                                                 \
+            typedef double T;                                                                                \
+            __VA_ARGS__;                                                                                     \
+        } else {                                                                                             \
+            return cudaErrorInvalidValue;                                                                    \
+        }                                                                                                    \
     } while (0)
 
 /* float/double math by overload */
-__device__ __forceinline__ float dexp(float x) { return expf(x); }
-__device__ __forceinline__ double dexp(double x) { return exp(x); }
-__device__ __forceinline__ float derf(float x) { return erff(x); }
-__device__ __forceinline__ double derf(double x) { return erf(x); }
-__device__ __forceinline__ float dsqrt(float x) { return sqrtf(x); }
-__device__ __forceinline__ double dsqrt(double x) { return sqrt(x); }
-__device__ __forceinline__ float dabs(float x) { return fabsf(x); }
-__device__ __forceinline__ double dabs(double x) { return fabs(x); }
+__device__ __forceinline__ float dexp(float x)
+{
+    return expf(x);
+}
+__device__ __forceinline__ double dexp(double x)
+{
+    return exp(x);
+}
+__device__ __forceinline__ float derf(float x)
+{
+    return erff(x);
+}
+__device__ __forceinline__ double derf(double x)
+{
+    return erf(x);
+}
+__device__ __forceinline__ float dsqrt(float x)
+{
+    return sqrtf(x);
+}
+__device__ __forceinline__ double dsqrt(double x)
+{
+    return sqrt(x);
+}
+__device__ __forceinline__ float dabs(float x)
+{
+    return fabsf(x);
+}
+__device__ __forceinline__ double dabs(double x)
+{
+    return fabs(x);
+}
 
 inline cudaError_t launched()
 {

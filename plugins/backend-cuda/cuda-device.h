@@ -15,7 +15,7 @@
 
 struct rt_backend_device {
     int index;
-    cudaStream_t stream;      /* non-blocking: every copy, kernel and step runs on it */
+    cudaStream_t stream; /* non-blocking: every copy, kernel and step runs on it */
     cublasLtHandle_t blaslt;
     cublasHandle_t blas;
 #ifdef HAVE_CUDNN

@@ -3,11 +3,13 @@
  * Per graph, graph_prepare keeps: the executed nodes and each one's prepared state, and a small
  * status record in mapped host memory where kernels report bad data. A step queues every node
  * on the device's one stream with no host synchronisation in between. With CUDA graphs (the
- * default) the first step is captured from that queueing, instantiated once, and every step,
- * the first included, is one cudaGraphLaunch: everything a step reads that may change (inputs,
- * the RNG counters, learning rates, the step count) lives in device memory, so the replay sees
- * the new values. The host then waits for the step once and turns a recorded data error into a
- * GError naming the node, as the CPU backend does.
+ * default) the first step runs eagerly, as a warm-up (kernels load lazily and libraries set
+ * themselves up on first use, which must not happen inside a capture); the second is captured
+ * from the same queueing, instantiated once, and from then on every step is one
+ * cudaGraphLaunch. Everything a step reads that may change (inputs, the RNG counters, learning
+ * rates, the step count) lives in device memory, so the replay sees the new values. The host
+ * then waits for the step once and turns a recorded data error into a GError naming the node,
+ * as the CPU backend does.
  *
  * ROBOTRAIN_CUDA_GRAPH=0 queues the nodes one by one every step instead (eager; same kernels,
  * same results); ROBOTRAIN_CUDA_SYNC=1 also waits after every node, so a fault names its node. */
@@ -22,12 +24,13 @@
 
 typedef struct graph_state {
     rt_graph *graph;
-    int n;                 /* executed (non-view) nodes */
+    int n; /* executed (non-view) nodes */
     const rt_node **nodes;
-    void **priv;           /* each node's prepared state */
-    rt_cuda_status *status;/* mapped host memory, written by kernels */
+    void **priv;            /* each node's prepared state */
+    rt_cuda_status *status; /* mapped host memory, written by kernels */
     cudaGraph_t captured;
     cudaGraphExec_t exec;
+    gboolean warm; /* one step ran eagerly: every kernel and library path is loaded */
     gboolean tf32;
 } graph_state;
 
@@ -246,18 +249,22 @@ gboolean rt_cuda_graph_compute(rt_backend_device *dev, rt_graph *graph, GError *
                        "cuda:%d: cudaHostGetDevicePointer of the status record", dev->index))
         return FALSE;
     ctx.status = device_status;
-    if (dev->use_graphs && !dev->sync_each_node) {
+    if (dev->use_graphs && !dev->sync_each_node && st->warm) {
         if (!st->exec && !capture(&ctx, st, error))
             return FALSE;
-        if (!rt_cuda_check(cudaGraphLaunch(st->exec, dev->stream), error, "cuda:%d: cudaGraphLaunch of a step",
-                           dev->index))
+        if (!rt_cuda_check(cudaGraphLaunch(st->exec, dev->stream), error,
+                           "cuda:%d: cudaGraphLaunch of a step", dev->index))
             return FALSE;
     } else if (!enqueue(&ctx, st, error)) {
         return FALSE;
     }
-    if (!rt_cuda_check(cudaStreamSynchronize(dev->stream), error,
-                       "cuda:%d: running a step of %d nodes (ROBOTRAIN_CUDA_SYNC=1 names the node that fails)",
-                       dev->index, st->n))
+    if (!rt_cuda_check(
+            cudaStreamSynchronize(dev->stream), error,
+            "cuda:%d: running a step of %d nodes (ROBOTRAIN_CUDA_SYNC=1 names the node that fails)",
+            dev->index, st->n))
         return FALSE;
-    return check_status(&ctx, st, error);
+    if (!check_status(&ctx, st, error))
+        return FALSE;
+    st->warm = TRUE;
+    return TRUE;
 }

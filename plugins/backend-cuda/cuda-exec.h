@@ -5,7 +5,7 @@
  * graph_prepare: each op that needs library state (cuBLASLt plans, cuDNN descriptors and
  * algorithms) builds it once there, from the final addresses. A step then queues every node in
  * order on the device's stream (eager), or replays the CUDA graph captured from that queueing
- * on the first step; either way the host waits once, at the end, and checks the data errors the
+ * (after one eager warm-up step); either way the host waits once, at the end, and checks the data errors the
  * kernels recorded. */
 #ifndef RT_CUDA_EXEC_H
 #define RT_CUDA_EXEC_H
@@ -59,8 +59,7 @@ extern const rt_cuda_op rt_cuda_op_matmul, rt_cuda_op_linear, rt_cuda_op_attenti
 /* "cuda:0: node 12 (op add)": the context of a node's error messages, in buf. */
 const char *rt_cuda_node_label(const rt_cuda_ctx *ctx, const rt_node *node, char *buf, size_t size);
 /* rt_cuda_check for the launch status of node's kernels. */
-gboolean rt_cuda_launched(const rt_cuda_ctx *ctx, const rt_node *node, cudaError_t status,
-                          GError **error);
+gboolean rt_cuda_launched(const rt_cuda_ctx *ctx, const rt_node *node, cudaError_t status, GError **error);
 
 /* 256-byte steps through a node's workspace */
 static inline size_t rt_cuda_align(size_t n)
@@ -69,8 +68,8 @@ static inline size_t rt_cuda_align(size_t n)
 }
 
 /* Rounds src (f32) to the compute dtype cd: into bf16/f16 storage (for cuBLASLt) */
-gboolean rt_cuda_round_input(const rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *src,
-                             int cd, void *dst, GError **error);
+gboolean rt_cuda_round_input(const rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *src, int cd,
+                             void *dst, GError **error);
 
 /* Whether a matmul, linear, conv or attention node rounds its f32 inputs to ip[cd_index] */
 static inline gboolean rt_cuda_rounds(const rt_node *node, int cd_index)

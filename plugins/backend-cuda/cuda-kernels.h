@@ -67,11 +67,11 @@ enum { RT_CUDA_ADD, RT_CUDA_SUB, RT_CUDA_MUL, RT_CUDA_DIV, RT_CUDA_RELU_BW, RT_C
 enum { RT_CUDA_SCALE, RT_CUDA_RELU, RT_CUDA_GELU, RT_CUDA_EXP };
 
 /* y = a op b over it (st 0 = y, 1 = a, 2 = b); RELU_BW/GELU_BW: a = dy, b = the saved input */
-cudaError_t rt_cuda_binary(int op, int dtype, const rt_cuda_iter *it, void *y, const void *a,
-                           const void *b, cudaStream_t stream);
+cudaError_t rt_cuda_binary(int op, int dtype, const rt_cuda_iter *it, void *y, const void *a, const void *b,
+                           cudaStream_t stream);
 /* y = f(x) (SCALE: s * x + c) */
-cudaError_t rt_cuda_unary(int op, int dtype, const rt_cuda_iter *it, void *y, const void *x,
-                          double s, double c, cudaStream_t stream);
+cudaError_t rt_cuda_unary(int op, int dtype, const rt_cuda_iter *it, void *y, const void *x, double s,
+                          double c, cudaStream_t stream);
 /* x [pre, 2h, post] -> y [pre, h, post] = first half * sigmoid(second half); backward dx */
 cudaError_t rt_cuda_glu(int dtype, int64_t pre, int64_t h, int64_t post, const void *x, void *y,
                         cudaStream_t stream);
@@ -80,15 +80,13 @@ cudaError_t rt_cuda_glu_backward(int dtype, int64_t pre, int64_t h, int64_t post
 
 /* ---- copies, casts, fills (cuda-copy.cu): any dtype */
 /* y = x element by element of esize bytes (1, 2, 4 or 8) over it (st 0 = y, 1 = x) */
-cudaError_t rt_cuda_copy(size_t esize, const rt_cuda_iter *it, void *y, const void *x,
-                         cudaStream_t stream);
+cudaError_t rt_cuda_copy(size_t esize, const rt_cuda_iter *it, void *y, const void *x, cudaStream_t stream);
 /* y (dtype to) = x (dtype from) over it, with rt_cast's rounding */
 cudaError_t rt_cuda_cast(int from, int to, const rt_cuda_iter *it, void *y, const void *x,
                          cudaStream_t stream);
 /* n contiguous f32 -> bf16/f16 storage (to = RT_BF16 or RT_F16), or rounded in f32 storage
  * (to = RT_F32 with round_to = RT_BF16/RT_F16) */
-cudaError_t rt_cuda_round(int to, int round_to, int64_t n, const float *x, void *y,
-                          cudaStream_t stream);
+cudaError_t rt_cuda_round(int to, int round_to, int64_t n, const float *x, void *y, cudaStream_t stream);
 /* n elements of dtype set to value, converted as rt_fill does */
 cudaError_t rt_cuda_fill_value(int dtype, int64_t n, double value, void *y, cudaStream_t stream);
 /* The bits value takes in dtype (host side; what rt_cuda_fill_value stores). */
@@ -104,50 +102,44 @@ typedef struct rt_cuda_sum {
     int64_t n_out, n_red_total;
     double scale;
 } rt_cuda_sum;
-cudaError_t rt_cuda_sum_general(int dtype, const rt_cuda_sum *p, const void *x, void *y,
-                                cudaStream_t stream);
+cudaError_t rt_cuda_sum_general(int dtype, const rt_cuda_sum *p, const void *x, void *y, cudaStream_t stream);
 /* y[c] = scale * sum over r of x[r, c]: column partial sums of fixed row chunks, then their sum */
 size_t rt_cuda_sum_rows_workspace(int64_t rows, int64_t cols);
-cudaError_t rt_cuda_sum_rows(int dtype, int64_t rows, int64_t cols, double scale, const void *x,
-                             void *y, void *workspace, cudaStream_t stream);
+cudaError_t rt_cuda_sum_rows(int dtype, int64_t rows, int64_t cols, double scale, const void *x, void *y,
+                             void *workspace, cudaStream_t stream);
 /* softmax over rows of d */
-cudaError_t rt_cuda_softmax(int dtype, int64_t rows, int64_t d, const void *x, void *y,
-                            cudaStream_t stream);
-cudaError_t rt_cuda_softmax_backward(int dtype, int64_t rows, int64_t d, const void *dy,
-                                     const void *y, void *dx, cudaStream_t stream);
+cudaError_t rt_cuda_softmax(int dtype, int64_t rows, int64_t d, const void *x, void *y, cudaStream_t stream);
+cudaError_t rt_cuda_softmax_backward(int dtype, int64_t rows, int64_t d, const void *dy, const void *y,
+                                     void *dx, cudaStream_t stream);
 /* layer norm over rows of d; w, b may be NULL; stats [rows, 2] = mean, 1/std */
-cudaError_t rt_cuda_layer_norm(int dtype, int64_t rows, int64_t d, double eps, const void *x,
-                               const void *w, const void *b, void *y, void *stats,
-                               cudaStream_t stream);
+cudaError_t rt_cuda_layer_norm(int dtype, int64_t rows, int64_t d, double eps, const void *x, const void *w,
+                               const void *b, void *y, void *stats, cudaStream_t stream);
 /* dx; and dw = sum dy * xhat, db = sum dy when not NULL */
 size_t rt_cuda_layer_norm_backward_workspace(int64_t rows, int64_t d);
-cudaError_t rt_cuda_layer_norm_backward(int dtype, int64_t rows, int64_t d, const void *dy,
-                                        const void *x, const void *w, const void *stats, void *dx,
-                                        void *dw, void *db, void *workspace, cudaStream_t stream);
+cudaError_t rt_cuda_layer_norm_backward(int dtype, int64_t rows, int64_t d, const void *dy, const void *x,
+                                        const void *w, const void *stats, void *dx, void *dw, void *db,
+                                        void *workspace, cudaStream_t stream);
 
 /* ---- network ops (cuda-nn.cu) */
 /* x [planes = N*C, inner] per channel c = plane % C */
-cudaError_t rt_cuda_frozen_batch_norm(int dtype, int64_t planes, int64_t c, int64_t inner,
-                                      double eps, const void *x, const void *w, const void *b,
-                                      const void *mean, const void *var, void *y,
-                                      cudaStream_t stream);
+cudaError_t rt_cuda_frozen_batch_norm(int dtype, int64_t planes, int64_t c, int64_t inner, double eps,
+                                      const void *x, const void *w, const void *b, const void *mean,
+                                      const void *var, void *y, cudaStream_t stream);
 cudaError_t rt_cuda_max_pool2d(int dtype, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
-                               int64_t stride, int64_t pad, int64_t ho, int64_t wo, const void *x,
-                               void *y, int32_t *argmax, cudaStream_t stream);
-cudaError_t rt_cuda_max_pool2d_backward(int dtype, int64_t n, int64_t c, int64_t h, int64_t w,
-                                        int64_t k, int64_t stride, int64_t pad, int64_t ho,
-                                        int64_t wo, const void *dy, const int32_t *argmax,
-                                        void *dx, cudaStream_t stream);
+                               int64_t stride, int64_t pad, int64_t ho, int64_t wo, const void *x, void *y,
+                               int32_t *argmax, cudaStream_t stream);
+cudaError_t rt_cuda_max_pool2d_backward(int dtype, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
+                                        int64_t stride, int64_t pad, int64_t ho, int64_t wo, const void *dy,
+                                        const int32_t *argmax, void *dx, cudaStream_t stream);
 /* Finds the first of n indices outside 0..rows-1 and records it in status (for node). */
 cudaError_t rt_cuda_check_indices(const int64_t *idx, int64_t n, int64_t rows, int node,
                                   rt_cuda_status *status, cudaStream_t stream);
 /* y[i, :] = w[idx[i], :] (zeros for a bad index); rows of d elements of esize bytes */
-cudaError_t rt_cuda_embedding(size_t esize, int64_t n, int64_t d, int64_t rows,
-                              const int64_t *idx, const void *w, void *y, cudaStream_t stream);
+cudaError_t rt_cuda_embedding(size_t esize, int64_t n, int64_t d, int64_t rows, const int64_t *idx,
+                              const void *w, void *y, cudaStream_t stream);
 /* dw [rows, d] = sum of dy[i, :] over i with idx[i] = row, in the order of i */
-cudaError_t rt_cuda_embedding_backward(int dtype, int64_t n, int64_t d, int64_t rows,
-                                       const int64_t *idx, const void *dy, void *dw,
-                                       cudaStream_t stream);
+cudaError_t rt_cuda_embedding_backward(int dtype, int64_t n, int64_t d, int64_t rows, const int64_t *idx,
+                                       const void *dy, void *dw, cudaStream_t stream);
 
 /* ---- randomness (cuda-random.cu). state: the graph's RNG input, i64 [seed, step, sample
  * offset, 0] in device memory. batch: size of the batch axis; post: elements after it (0: the
@@ -158,27 +150,25 @@ typedef struct rt_cuda_rng {
     int64_t batch, post;
 } rt_cuda_rng;
 /* y = x * 1/(1-p) where the element's word >= threshold(p), else 0; over it (0 = y, 1 = x) */
-cudaError_t rt_cuda_dropout(int dtype, const rt_cuda_iter *it, const rt_cuda_rng *rng, double p,
-                            void *y, const void *x, cudaStream_t stream);
+cudaError_t rt_cuda_dropout(int dtype, const rt_cuda_iter *it, const rt_cuda_rng *rng, double p, void *y,
+                            const void *x, cudaStream_t stream);
 /* n elements: U(a, b) or N(a, b^2) */
-cudaError_t rt_cuda_rand(int dtype, int normal, int64_t n, const rt_cuda_rng *rng, double a,
-                         double b, void *y, cudaStream_t stream);
+cudaError_t rt_cuda_rand(int dtype, int normal, int64_t n, const rt_cuda_rng *rng, double a, double b,
+                         void *y, cudaStream_t stream);
 
 /* ---- losses (cuda-loss.cu). mask: u8/bool [n / inner] (TRUE = ignore) or NULL. */
 size_t rt_cuda_loss_workspace(int64_t n);
 /* reduction: rt_l1_reduction */
-cudaError_t rt_cuda_l1_loss(int dtype, int64_t n, int64_t inner, const uint8_t *mask,
-                            int reduction, const void *pred, const void *target, void *loss,
-                            void *workspace, cudaStream_t stream);
-cudaError_t rt_cuda_l1_loss_backward(int dtype, int64_t n, int64_t inner, const uint8_t *mask,
-                                     int reduction, const void *dloss, const void *pred,
-                                     const void *target, void *dpred, void *workspace,
-                                     cudaStream_t stream);
-cudaError_t rt_cuda_kl_loss(int dtype, int64_t n, int64_t batch, const void *mu,
-                            const void *logvar, void *loss, void *workspace, cudaStream_t stream);
-cudaError_t rt_cuda_kl_loss_backward(int dtype, int64_t n, int64_t batch, const void *dloss,
-                                     const void *mu, const void *logvar, void *dmu, void *dlogvar,
-                                     cudaStream_t stream);
+cudaError_t rt_cuda_l1_loss(int dtype, int64_t n, int64_t inner, const uint8_t *mask, int reduction,
+                            const void *pred, const void *target, void *loss, void *workspace,
+                            cudaStream_t stream);
+cudaError_t rt_cuda_l1_loss_backward(int dtype, int64_t n, int64_t inner, const uint8_t *mask, int reduction,
+                                     const void *dloss, const void *pred, const void *target, void *dpred,
+                                     void *workspace, cudaStream_t stream);
+cudaError_t rt_cuda_kl_loss(int dtype, int64_t n, int64_t batch, const void *mu, const void *logvar,
+                            void *loss, void *workspace, cudaStream_t stream);
+cudaError_t rt_cuda_kl_loss_backward(int dtype, int64_t n, int64_t batch, const void *dloss, const void *mu,
+                                     const void *logvar, void *dmu, void *dlogvar, cudaStream_t stream);
 
 /* ---- optimizer (cuda-optim.cu). hyper: f64 per group lr, beta1, beta2, eps, weight decay,
  * then max_grad_norm last (n_hyper values); step: f64 [1]. */
@@ -196,23 +186,23 @@ cudaError_t rt_cuda_adamw(int dtype, int64_t n, void *p, const void *g, void *m,
 /* ---- attention rows (cuda-attention.cu): scores/probabilities [B, H, L, S] */
 typedef struct rt_cuda_att {
     int64_t B, H, L, S;
-    const uint8_t *mask;   /* [B, S], TRUE = ignore that key; NULL: none */
-    int dropout;           /* apply dropout with p below (training graphs) */
+    const uint8_t *mask; /* [B, S], TRUE = ignore that key; NULL: none */
+    int dropout;         /* apply dropout with p below (training graphs) */
     double p;
-    rt_cuda_rng rng;       /* batch = B, post unused: sample = state[2] + b */
+    rt_cuda_rng rng; /* batch = B, post unused: sample = state[2] + b */
 } rt_cuda_att;
 /* probs: the scaled scores in, the probabilities out (dtype); pd: when not NULL, the
  * probabilities after dropout, stored as pd_dtype (dtype, or RT_BF16/RT_F16 for f32: rounded
  * for the next GEMM) */
-cudaError_t rt_cuda_att_softmax(int dtype, const rt_cuda_att *a, void *probs, int pd_dtype,
-                                void *pd, cudaStream_t stream);
+cudaError_t rt_cuda_att_softmax(int dtype, const rt_cuda_att *a, void *probs, int pd_dtype, void *pd,
+                                cudaStream_t stream);
 /* pd from the saved probabilities (backward) */
-cudaError_t rt_cuda_att_redrop(int dtype, const rt_cuda_att *a, const void *probs, int pd_dtype,
-                               void *pd, cudaStream_t stream);
+cudaError_t rt_cuda_att_redrop(int dtype, const rt_cuda_att *a, const void *probs, int pd_dtype, void *pd,
+                               cudaStream_t stream);
 /* dp: the gradient of pd in, of the scores out (dropout mask, softmax backward); ds: when not
  * NULL, the result also stored as ds_dtype (rounded for the next GEMMs) */
-cudaError_t rt_cuda_att_dscores(int dtype, const rt_cuda_att *a, const void *probs, void *dp,
-                                int ds_dtype, void *ds, cudaStream_t stream);
+cudaError_t rt_cuda_att_dscores(int dtype, const rt_cuda_att *a, const void *probs, void *dp, int ds_dtype,
+                                void *ds, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

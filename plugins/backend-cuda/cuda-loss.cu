@@ -18,8 +18,8 @@ inline int64_t n_chunks(int64_t n)
 }
 
 template <typename T>
-__global__ void l1_partials_kernel(int64_t n, int64_t inner, const uint8_t *mask, const T *p,
-                                   const T *t, double *partial)
+__global__ void l1_partials_kernel(int64_t n, int64_t inner, const uint8_t *mask, const T *p, const T *t,
+                                   double *partial)
 {
     const int64_t e0 = static_cast<int64_t>(blockIdx.x) * kChunk;
     const int64_t e1 = e0 + kChunk < n ? e0 + kChunk : n;
@@ -59,8 +59,8 @@ __global__ void l1_finish_kernel(int64_t n, int64_t inner, const uint8_t *mask, 
 }
 
 template <typename T>
-__global__ void l1_scale_kernel(int64_t n, int64_t inner, const uint8_t *mask, int reduction,
-                                const T *dloss, double *scale)
+__global__ void l1_scale_kernel(int64_t n, int64_t inner, const uint8_t *mask, int reduction, const T *dloss,
+                                double *scale)
 {
     const double denom = l1_denominator(n, inner, mask, reduction);
     if (threadIdx.x == 0)
@@ -68,8 +68,8 @@ __global__ void l1_scale_kernel(int64_t n, int64_t inner, const uint8_t *mask, i
 }
 
 template <typename T>
-__global__ void l1_backward_kernel(int64_t n, int64_t inner, const uint8_t *mask, const T *p,
-                                   const T *t, const double *scale, T *dx)
+__global__ void l1_backward_kernel(int64_t n, int64_t inner, const uint8_t *mask, const T *p, const T *t,
+                                   const double *scale, T *dx)
 {
     const T s = static_cast<T>(*scale);
     RT_GRID_STRIDE(e, n)
@@ -80,8 +80,7 @@ __global__ void l1_backward_kernel(int64_t n, int64_t inner, const uint8_t *mask
     }
 }
 
-template <typename T>
-__global__ void kl_partials_kernel(int64_t n, const T *mu, const T *lv, double *partial)
+template <typename T> __global__ void kl_partials_kernel(int64_t n, const T *mu, const T *lv, double *partial)
 {
     const int64_t e0 = static_cast<int64_t>(blockIdx.x) * kChunk;
     const int64_t e1 = e0 + kChunk < n ? e0 + kChunk : n;
@@ -105,8 +104,8 @@ __global__ void kl_finish_kernel(int64_t batch, const double *partial, int64_t n
 }
 
 template <typename T>
-__global__ void kl_backward_kernel(int64_t n, int64_t batch, const T *dloss, const T *mu,
-                                   const T *lv, T *dmu, T *dlv)
+__global__ void kl_backward_kernel(int64_t n, int64_t batch, const T *dloss, const T *mu, const T *lv, T *dmu,
+                                   T *dlv)
 {
     const T s = *dloss / static_cast<T>(batch);
     RT_GRID_STRIDE(e, n)
@@ -124,8 +123,8 @@ extern "C" size_t rt_cuda_loss_workspace(int64_t n)
 }
 
 extern "C" cudaError_t rt_cuda_l1_loss(int dtype, int64_t n, int64_t inner, const uint8_t *mask,
-                                       int reduction, const void *pred, const void *target,
-                                       void *loss, void *workspace, cudaStream_t stream)
+                                       int reduction, const void *pred, const void *target, void *loss,
+                                       void *workspace, cudaStream_t stream)
 {
     if (n < 1 || inner < 1 || n % inner != 0)
         return cudaErrorInvalidValue;
@@ -134,15 +133,14 @@ extern "C" cudaError_t rt_cuda_l1_loss(int dtype, int64_t n, int64_t inner, cons
     RT_FLOAT_DISPATCH(dtype, T, {
         l1_partials_kernel<T><<<static_cast<unsigned>(nc), kThreads, 0, stream>>>(
             n, inner, mask, static_cast<const T *>(pred), static_cast<const T *>(target), partial);
-        l1_finish_kernel<T><<<1, 1024, 0, stream>>>(n, inner, mask, reduction, partial, nc,
-                                                    static_cast<T *>(loss));
+        l1_finish_kernel<T>
+            <<<1, 1024, 0, stream>>>(n, inner, mask, reduction, partial, nc, static_cast<T *>(loss));
         return launched();
     });
 }
 
-extern "C" cudaError_t rt_cuda_l1_loss_backward(int dtype, int64_t n, int64_t inner,
-                                                const uint8_t *mask, int reduction,
-                                                const void *dloss, const void *pred,
+extern "C" cudaError_t rt_cuda_l1_loss_backward(int dtype, int64_t n, int64_t inner, const uint8_t *mask,
+                                                int reduction, const void *dloss, const void *pred,
                                                 const void *target, void *dpred, void *workspace,
                                                 cudaStream_t stream)
 {
@@ -150,8 +148,8 @@ extern "C" cudaError_t rt_cuda_l1_loss_backward(int dtype, int64_t n, int64_t in
         return cudaErrorInvalidValue;
     double *scale = static_cast<double *>(workspace);
     RT_FLOAT_DISPATCH(dtype, T, {
-        l1_scale_kernel<T><<<1, 1024, 0, stream>>>(n, inner, mask, reduction,
-                                                   static_cast<const T *>(dloss), scale);
+        l1_scale_kernel<T>
+            <<<1, 1024, 0, stream>>>(n, inner, mask, reduction, static_cast<const T *>(dloss), scale);
         l1_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
             n, inner, mask, static_cast<const T *>(pred), static_cast<const T *>(target), scale,
             static_cast<T *>(dpred));
@@ -160,8 +158,7 @@ extern "C" cudaError_t rt_cuda_l1_loss_backward(int dtype, int64_t n, int64_t in
 }
 
 extern "C" cudaError_t rt_cuda_kl_loss(int dtype, int64_t n, int64_t batch, const void *mu,
-                                       const void *logvar, void *loss, void *workspace,
-                                       cudaStream_t stream)
+                                       const void *logvar, void *loss, void *workspace, cudaStream_t stream)
 {
     if (n < 1 || batch < 1)
         return cudaErrorInvalidValue;
@@ -175,9 +172,8 @@ extern "C" cudaError_t rt_cuda_kl_loss(int dtype, int64_t n, int64_t batch, cons
     });
 }
 
-extern "C" cudaError_t rt_cuda_kl_loss_backward(int dtype, int64_t n, int64_t batch,
-                                                const void *dloss, const void *mu,
-                                                const void *logvar, void *dmu, void *dlogvar,
+extern "C" cudaError_t rt_cuda_kl_loss_backward(int dtype, int64_t n, int64_t batch, const void *dloss,
+                                                const void *mu, const void *logvar, void *dmu, void *dlogvar,
                                                 cudaStream_t stream)
 {
     if (n < 1 || batch < 1)
@@ -185,7 +181,6 @@ extern "C" cudaError_t rt_cuda_kl_loss_backward(int dtype, int64_t n, int64_t ba
     RT_FLOAT_DISPATCH(dtype, T,
                       kl_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
                           n, batch, static_cast<const T *>(dloss), static_cast<const T *>(mu),
-                          static_cast<const T *>(logvar), static_cast<T *>(dmu),
-                          static_cast<T *>(dlogvar));
+                          static_cast<const T *>(logvar), static_cast<T *>(dmu), static_cast<T *>(dlogvar));
                       return launched());
 }

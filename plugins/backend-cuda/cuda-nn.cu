@@ -12,8 +12,8 @@ namespace
 
 /* torchvision's FrozenBatchNorm2d: scale = w * rsqrt(var + eps), shift = b - mean * scale */
 template <typename T>
-__global__ void frozen_bn_kernel(int64_t planes, int64_t c, int64_t inner, T eps, const T *x,
-                                 const T *w, const T *b, const T *mean, const T *var, T *y)
+__global__ void frozen_bn_kernel(int64_t planes, int64_t c, int64_t inner, T eps, const T *x, const T *w,
+                                 const T *b, const T *mean, const T *var, T *y)
 {
     RT_GRID_STRIDE(e, planes * inner)
     {
@@ -26,8 +26,8 @@ __global__ void frozen_bn_kernel(int64_t planes, int64_t c, int64_t inner, T eps
 
 /* PyTorch's rules: padding is -inf, the first maximum of the window wins, a NaN is the result */
 template <typename T>
-__global__ void max_pool_kernel(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t s,
-                                int64_t p, int64_t ho, int64_t wo, const T *x, T *y, int32_t *arg)
+__global__ void max_pool_kernel(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t s, int64_t p,
+                                int64_t ho, int64_t wo, const T *x, T *y, int32_t *arg)
 {
     RT_GRID_STRIDE(o, planes * ho * wo)
     {
@@ -62,8 +62,8 @@ __global__ void max_pool_kernel(int64_t planes, int64_t h, int64_t w, int64_t k,
  * whose window holds it can name it, visited in increasing output index as the CPU does */
 template <typename T>
 __global__ void max_pool_backward_kernel(int64_t planes, int64_t h, int64_t w, int64_t k, int64_t s,
-                                         int64_t p, int64_t ho, int64_t wo, const T *dy,
-                                         const int32_t *arg, T *dx)
+                                         int64_t p, int64_t ho, int64_t wo, const T *dy, const int32_t *arg,
+                                         T *dx)
 {
     RT_GRID_STRIDE(e, planes * h * w)
     {
@@ -137,8 +137,7 @@ __global__ void check_indices_kernel(const int64_t *idx, int64_t n, int64_t rows
 }
 
 template <typename E>
-__global__ void embedding_kernel(int64_t n, int64_t d, int64_t rows, const int64_t *idx, const E *w,
-                                 E *y)
+__global__ void embedding_kernel(int64_t n, int64_t d, int64_t rows, const int64_t *idx, const E *w, E *y)
 {
     RT_GRID_STRIDE(e, n * d)
     {
@@ -149,8 +148,8 @@ __global__ void embedding_kernel(int64_t n, int64_t d, int64_t rows, const int64
 
 /* one thread per column: zero it, then add the rows of dy in index order */
 template <typename T>
-__global__ void embedding_backward_kernel(int64_t n, int64_t d, int64_t rows, const int64_t *idx,
-                                          const T *dy, T *dw)
+__global__ void embedding_backward_kernel(int64_t n, int64_t d, int64_t rows, const int64_t *idx, const T *dy,
+                                          T *dw)
 {
     RT_GRID_STRIDE(c, d)
     {
@@ -167,50 +166,47 @@ __global__ void embedding_backward_kernel(int64_t n, int64_t d, int64_t rows, co
 } // namespace
 
 extern "C" cudaError_t rt_cuda_frozen_batch_norm(int dtype, int64_t planes, int64_t c, int64_t inner,
-                                                 double eps, const void *x, const void *w,
-                                                 const void *b, const void *mean, const void *var,
-                                                 void *y, cudaStream_t stream)
+                                                 double eps, const void *x, const void *w, const void *b,
+                                                 const void *mean, const void *var, void *y,
+                                                 cudaStream_t stream)
 {
     if (planes < 1 || c < 1 || inner < 1)
         return cudaErrorInvalidValue;
     RT_FLOAT_DISPATCH(dtype, T,
                       frozen_bn_kernel<T><<<blocks_for(planes * inner), kThreads, 0, stream>>>(
                           planes, c, inner, static_cast<T>(eps), static_cast<const T *>(x),
-                          static_cast<const T *>(w), static_cast<const T *>(b),
-                          static_cast<const T *>(mean), static_cast<const T *>(var),
-                          static_cast<T *>(y));
+                          static_cast<const T *>(w), static_cast<const T *>(b), static_cast<const T *>(mean),
+                          static_cast<const T *>(var), static_cast<T *>(y));
                       return launched());
 }
 
-extern "C" cudaError_t rt_cuda_max_pool2d(int dtype, int64_t n, int64_t c, int64_t h, int64_t w,
-                                          int64_t k, int64_t stride, int64_t pad, int64_t ho,
-                                          int64_t wo, const void *x, void *y, int32_t *argmax,
-                                          cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_max_pool2d(int dtype, int64_t n, int64_t c, int64_t h, int64_t w, int64_t k,
+                                          int64_t stride, int64_t pad, int64_t ho, int64_t wo, const void *x,
+                                          void *y, int32_t *argmax, cudaStream_t stream)
 {
     if (n < 1 || c < 1 || h < 1 || w < 1 || k < 1 || stride < 1 || pad < 0 || ho < 1 || wo < 1 ||
         h * w > INT32_MAX)
         return cudaErrorInvalidValue;
-    RT_FLOAT_DISPATCH(dtype, T,
-                      max_pool_kernel<T><<<blocks_for(n * c * ho * wo), kThreads, 0, stream>>>(
-                          n * c, h, w, k, stride, pad, ho, wo, static_cast<const T *>(x),
-                          static_cast<T *>(y), argmax);
-                      return launched());
+    RT_FLOAT_DISPATCH(
+        dtype, T,
+        max_pool_kernel<T><<<blocks_for(n * c * ho * wo), kThreads, 0, stream>>>(
+            n * c, h, w, k, stride, pad, ho, wo, static_cast<const T *>(x), static_cast<T *>(y), argmax);
+        return launched());
 }
 
-extern "C" cudaError_t rt_cuda_max_pool2d_backward(int dtype, int64_t n, int64_t c, int64_t h,
-                                                   int64_t w, int64_t k, int64_t stride,
-                                                   int64_t pad, int64_t ho, int64_t wo,
-                                                   const void *dy, const int32_t *argmax, void *dx,
-                                                   cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_max_pool2d_backward(int dtype, int64_t n, int64_t c, int64_t h, int64_t w,
+                                                   int64_t k, int64_t stride, int64_t pad, int64_t ho,
+                                                   int64_t wo, const void *dy, const int32_t *argmax,
+                                                   void *dx, cudaStream_t stream)
 {
     if (n < 1 || c < 1 || h < 1 || w < 1 || k < 1 || stride < 1 || pad < 0 || ho < 1 || wo < 1 ||
         h * w > INT32_MAX)
         return cudaErrorInvalidValue;
-    RT_FLOAT_DISPATCH(dtype, T,
-                      max_pool_backward_kernel<T><<<blocks_for(n * c * h * w), kThreads, 0, stream>>>(
-                          n * c, h, w, k, stride, pad, ho, wo, static_cast<const T *>(dy), argmax,
-                          static_cast<T *>(dx));
-                      return launched());
+    RT_FLOAT_DISPATCH(
+        dtype, T,
+        max_pool_backward_kernel<T><<<blocks_for(n * c * h * w), kThreads, 0, stream>>>(
+            n * c, h, w, k, stride, pad, ho, wo, static_cast<const T *>(dy), argmax, static_cast<T *>(dx));
+        return launched());
 }
 
 extern "C" cudaError_t rt_cuda_check_indices(const int64_t *idx, int64_t n, int64_t rows, int node,
@@ -224,9 +220,8 @@ extern "C" cudaError_t rt_cuda_check_indices(const int64_t *idx, int64_t n, int6
     return launched();
 }
 
-extern "C" cudaError_t rt_cuda_embedding(size_t esize, int64_t n, int64_t d, int64_t rows,
-                                         const int64_t *idx, const void *w, void *y,
-                                         cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_embedding(size_t esize, int64_t n, int64_t d, int64_t rows, const int64_t *idx,
+                                         const void *w, void *y, cudaStream_t stream)
 {
     if (n < 0 || d < 1 || rows < 1)
         return cudaErrorInvalidValue;

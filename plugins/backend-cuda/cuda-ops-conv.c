@@ -25,9 +25,9 @@
 #define CONV_MAX_WORKSPACE ((size_t)1 << 30)
 
 typedef struct conv_shape {
-    int n, c, h, w;       /* input */
-    int o, kh, kw;        /* weight */
-    int ho, wo;           /* output */
+    int n, c, h, w; /* input */
+    int o, kh, kw;  /* weight */
+    int ho, wo;     /* output */
     int sh, sw, ph, pw, dh, dw;
 } conv_shape;
 
@@ -38,7 +38,7 @@ typedef struct conv_key {
 } conv_key;
 
 typedef struct conv_choice {
-    int algo;              /* cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t */
+    int algo; /* cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t */
     size_t bytes;
     cudnnMathType_t math;
 } conv_choice;
@@ -79,8 +79,8 @@ static gboolean shape_of(const rt_node *node, conv_shape *s)
     int64_t eh = node->ip[4] * (kh - 1) + 1, ew = node->ip[5] * (kw - 1) + 1;
     int64_t ho = (in[2] + 2 * node->ip[2] - eh) / node->ip[0] + 1;
     int64_t wo = (in[3] + 2 * node->ip[3] - ew) / node->ip[1] + 1;
-    int64_t v[15] = {in[0], in[1], in[2], in[3], c_out, kh, kw, ho, wo, node->ip[0], node->ip[1], node->ip[2],
-                     node->ip[3], node->ip[4], node->ip[5]};
+    int64_t v[15] = {in[0], in[1],       in[2],       in[3],       c_out,       kh,          kw,         ho,
+                     wo,    node->ip[0], node->ip[1], node->ip[2], node->ip[3], node->ip[4], node->ip[5]};
     for (int i = 0; i < 15; i++)
         if (!fits_int(v[i]))
             return FALSE;
@@ -143,24 +143,25 @@ static gboolean descs_make(const conv_shape *s, gboolean bias, cudnnMathType_t m
         !rt_cudnn_check(cudnnCreateFilterDescriptor(&d->w), error, "%s: cudnnCreateFilterDescriptor", what) ||
         !rt_cudnn_check(cudnnCreateConvolutionDescriptor(&d->conv), error,
                         "%s: cudnnCreateConvolutionDescriptor", what) ||
-        !rt_cudnn_check(cudnnSetTensor4dDescriptor(d->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w),
-                        error, "%s: describing the input", what) ||
-        !rt_cudnn_check(cudnnSetTensor4dDescriptor(d->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->o, s->ho,
-                                                   s->wo),
-                        error, "%s: describing the output", what) ||
-        !rt_cudnn_check(cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->o, s->c, s->kh,
-                                                   s->kw),
-                        error, "%s: describing the weight", what) ||
+        !rt_cudnn_check(
+            cudnnSetTensor4dDescriptor(d->x, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->c, s->h, s->w),
+            error, "%s: describing the input", what) ||
+        !rt_cudnn_check(
+            cudnnSetTensor4dDescriptor(d->y, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, s->n, s->o, s->ho, s->wo),
+            error, "%s: describing the output", what) ||
+        !rt_cudnn_check(
+            cudnnSetFilter4dDescriptor(d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, s->o, s->c, s->kh, s->kw),
+            error, "%s: describing the weight", what) ||
         !rt_cudnn_check(cudnnSetConvolution2dDescriptor(d->conv, s->ph, s->pw, s->sh, s->sw, s->dh, s->dw,
                                                         CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                         error, "%s: describing the convolution", what) ||
         !rt_cudnn_check(cudnnSetConvolutionMathType(d->conv, math), error, "%s: setting the math type", what))
         goto fail;
-    if (bias && (!rt_cudnn_check(cudnnCreateTensorDescriptor(&d->bias), error, "%s: cudnnCreateTensorDescriptor",
-                                 what) ||
-                 !rt_cudnn_check(cudnnSetTensor4dDescriptor(d->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->o, 1,
-                                                            1),
-                                 error, "%s: describing the bias", what)))
+    if (bias && (!rt_cudnn_check(cudnnCreateTensorDescriptor(&d->bias), error,
+                                 "%s: cudnnCreateTensorDescriptor", what) ||
+                 !rt_cudnn_check(
+                     cudnnSetTensor4dDescriptor(d->bias, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, s->o, 1, 1),
+                     error, "%s: describing the bias", what)))
         goto fail;
     return TRUE;
 fail:
@@ -177,22 +178,21 @@ static gboolean math_ok(cudnnMathType_t math, gboolean tf32)
 }
 
 /* the first deterministic result that fits, else the first that fits */
-#define PICK(results, n, tf32, out)                                                                \
-    do {                                                                                           \
-        int pick_ = -1;                                                                            \
-        for (int pass_ = 0; pass_ < 2 && pick_ < 0; pass_++)                                       \
-            for (int i_ = 0; i_ < (n) && pick_ < 0; i_++)                                          \
-                if ((results)[i_].status == CUDNN_STATUS_SUCCESS &&                                \
-                    (results)[i_].memory <= CONV_MAX_WORKSPACE &&                                  \
-                    math_ok((results)[i_].mathType, (tf32)) &&                                     \
-                    (pass_ == 1 || (results)[i_].determinism == CUDNN_DETERMINISTIC))              \
-                    pick_ = i_;                                                                    \
-        if (pick_ >= 0) {                                                                          \
-            (out)->algo = (int)(results)[pick_].algo;                                              \
-            (out)->bytes = (results)[pick_].memory;                                                \
-            (out)->math = (results)[pick_].mathType;                                               \
-        }                                                                                          \
-        found = pick_ >= 0;                                                                        \
+#define PICK(results, n, tf32, out)                                                                          \
+    do {                                                                                                     \
+        int pick_ = -1;                                                                                      \
+        for (int pass_ = 0; pass_ < 2 && pick_ < 0; pass_++)                                                 \
+            for (int i_ = 0; i_ < (n) && pick_ < 0; i_++)                                                    \
+                if ((results)[i_].status == CUDNN_STATUS_SUCCESS &&                                          \
+                    (results)[i_].memory <= CONV_MAX_WORKSPACE && math_ok((results)[i_].mathType, (tf32)) && \
+                    (pass_ == 1 || (results)[i_].determinism == CUDNN_DETERMINISTIC))                        \
+                    pick_ = i_;                                                                              \
+        if (pick_ >= 0) {                                                                                    \
+            (out)->algo = (int)(results)[pick_].algo;                                                        \
+            (out)->bytes = (results)[pick_].memory;                                                          \
+            (out)->math = (results)[pick_].mathType;                                                         \
+        }                                                                                                    \
+        found = pick_ >= 0;                                                                                  \
     } while (0)
 
 static gboolean choose(rt_backend_device *dev, const conv_key *key, conv_choice *out, GError **error)
@@ -215,18 +215,18 @@ static gboolean choose(rt_backend_device *dev, const conv_key *key, conv_choice 
             PICK(r, n, key->tf32, out);
     } else if (key->op == RT_OP_CONV2D_BACKWARD_DATA) {
         cudnnConvolutionBwdDataAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-        ok = rt_cudnn_check(cudnnGetConvolutionBackwardDataAlgorithm_v7(dev->dnn, d.w, d.y, d.conv, d.x,
-                                                                        CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n,
-                                                                        r),
-                            error, "%s", what);
+        ok =
+            rt_cudnn_check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                               dev->dnn, d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, r),
+                           error, "%s", what);
         if (ok)
             PICK(r, n, key->tf32, out);
     } else {
         cudnnConvolutionBwdFilterAlgoPerf_t r[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-        ok = rt_cudnn_check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, d.x, d.y, d.conv, d.w,
-                                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
-                                                                          &n, r),
-                            error, "%s", what);
+        ok = rt_cudnn_check(
+            cudnnGetConvolutionBackwardFilterAlgorithm_v7(dev->dnn, d.x, d.y, d.conv, d.w,
+                                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, r),
+            error, "%s", what);
         if (ok)
             PICK(r, n, key->tf32, out);
     }
@@ -371,8 +371,8 @@ static gboolean conv_run(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GErr
         in[i] = rt_cuda_ptr(ctx, node->src[i]);
         if (c->rounded[i]) {
             if (!rt_cuda_launched(ctx, node,
-                                  rt_cuda_round(RT_F32, (int)node->ip[6], rt_tensor_numel(node->src[i]), in[i],
-                                                c->rounded[i], ctx->stream),
+                                  rt_cuda_round(RT_F32, (int)node->ip[6], rt_tensor_numel(node->src[i]),
+                                                in[i], c->rounded[i], ctx->stream),
                                   error))
                 return FALSE;
             in[i] = c->rounded[i];
@@ -389,8 +389,9 @@ static gboolean conv_run(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GErr
                             error, "%s: cudnnConvolutionForward", label))
             return FALSE;
         if (node->src[2])
-            return rt_cudnn_check(cudnnAddTensor(h, &one, c->d.bias, rt_cuda_ptr(ctx, node->src[2]), &one, c->d.y, out),
-                                  error, "%s: adding the bias (cudnnAddTensor)", label);
+            return rt_cudnn_check(
+                cudnnAddTensor(h, &one, c->d.bias, rt_cuda_ptr(ctx, node->src[2]), &one, c->d.y, out), error,
+                "%s: adding the bias (cudnnAddTensor)", label);
         return TRUE;
     case RT_OP_CONV2D_BACKWARD_DATA: /* (dy, w) -> dx */
         return rt_cudnn_check(cudnnConvolutionBackwardData(h, &one, c->d.w, in[1], c->d.y, in[0], c->d.conv,
@@ -408,8 +409,8 @@ static gboolean conv_run(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GErr
 const rt_cuda_op rt_cuda_op_conv2d = {conv_supports, conv_workspace, conv_prepare, conv_release, conv_run};
 const rt_cuda_op rt_cuda_op_conv2d_backward_data = {conv_supports, conv_workspace, conv_prepare, conv_release,
                                                     conv_run};
-const rt_cuda_op rt_cuda_op_conv2d_backward_weight = {conv_supports, conv_workspace, conv_prepare, conv_release,
-                                                      conv_run};
+const rt_cuda_op rt_cuda_op_conv2d_backward_weight = {conv_supports, conv_workspace, conv_prepare,
+                                                      conv_release, conv_run};
 
 #else /* built without cuDNN: the backend declines convolutions */
 

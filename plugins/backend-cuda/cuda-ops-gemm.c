@@ -162,8 +162,9 @@ static gboolean linear_prepare(rt_cuda_ctx *ctx, const rt_node *node, void **pri
     }
     m->cublas = ws;
     char label[96];
-    m->gemm = rt_cuda_gemm_plan(ctx->dev, &d, m->a ? m->a : rt_cuda_ptr(ctx, x), m->b ? m->b : rt_cuda_ptr(ctx, w),
-                                rt_cuda_ptr(ctx, y), label_of(ctx, node, label, sizeof label), error);
+    m->gemm =
+        rt_cuda_gemm_plan(ctx->dev, &d, m->a ? m->a : rt_cuda_ptr(ctx, x), m->b ? m->b : rt_cuda_ptr(ctx, w),
+                          rt_cuda_ptr(ctx, y), label_of(ctx, node, label, sizeof label), error);
     if (!m->gemm) {
         matmul_release(m);
         return FALSE;
@@ -183,8 +184,8 @@ static gboolean linear_run(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GE
         rt_cuda_iter it;
         rt_cuda_iter_init(&it, 2, shape, 2, strides);
         if (!rt_cuda_launched(ctx, node,
-                              rt_cuda_copy(rt_dtype_size(y->dtype), &it, rt_cuda_ptr(ctx, y), rt_cuda_ptr(ctx, b),
-                                           ctx->stream),
+                              rt_cuda_copy(rt_dtype_size(y->dtype), &it, rt_cuda_ptr(ctx, y),
+                                           rt_cuda_ptr(ctx, b), ctx->stream),
                               error))
             return FALSE;
     }
@@ -193,8 +194,9 @@ static gboolean linear_run(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GE
                  !rt_cuda_round_input(ctx, node, w, cd, m->b, error)))
         return FALSE;
     char label[96];
-    return rt_cuda_gemm_run(ctx->dev, m->gemm, m->a ? m->a : rt_cuda_ptr(ctx, x), m->b ? m->b : rt_cuda_ptr(ctx, w),
-                            rt_cuda_ptr(ctx, y), m->cublas, label_of(ctx, node, label, sizeof label), error);
+    return rt_cuda_gemm_run(ctx->dev, m->gemm, m->a ? m->a : rt_cuda_ptr(ctx, x),
+                            m->b ? m->b : rt_cuda_ptr(ctx, w), rt_cuda_ptr(ctx, y), m->cublas,
+                            label_of(ctx, node, label, sizeof label), error);
 }
 
 const rt_cuda_op rt_cuda_op_linear = {float_in, ws_matmul, linear_prepare, matmul_release, linear_run};
@@ -205,9 +207,9 @@ const rt_cuda_op rt_cuda_op_linear = {float_in, ws_matmul, linear_prepare, matmu
 
 typedef struct att_dims {
     int64_t L, S, B, E, H, d;
-    int64_t rs_q, rs_k;   /* element distance between consecutive positions */
-    int64_t ob_q, ob_k;   /* element offset from one batch element to the next */
-    gboolean merged;      /* all B * H heads in one GEMM batch */
+    int64_t rs_q, rs_k; /* element distance between consecutive positions */
+    int64_t ob_q, ob_k; /* element offset from one batch element to the next */
+    gboolean merged;    /* all B * H heads in one GEMM batch */
 } att_dims;
 
 static void att_dims_of(const rt_node *node, const rt_tensor *q, const rt_tensor *k, att_dims *a)
@@ -228,9 +230,9 @@ static void att_dims_of(const rt_node *node, const rt_tensor *q, const rt_tensor
 }
 
 /* one GEMM of a head batch; x for the probabilities-shaped operand, q/k for the others */
-static void att_gemm(const att_dims *a, rt_cuda_gemm_desc *d, int c_dtype, int ab, gboolean ta,
-                     gboolean tb, int64_t M, int64_t N, int64_t K, int64_t lda, int64_t sa, int64_t oa,
-                     int64_t ldb, int64_t sb, int64_t ob, int64_t ldc, int64_t sc, int64_t oc, double alpha)
+static void att_gemm(const att_dims *a, rt_cuda_gemm_desc *d, int c_dtype, int ab, gboolean ta, gboolean tb,
+                     int64_t M, int64_t N, int64_t K, int64_t lda, int64_t sa, int64_t oa, int64_t ldb,
+                     int64_t sb, int64_t ob, int64_t ldc, int64_t sc, int64_t oc, double alpha)
 {
     memset(d, 0, sizeof *d);
     d->c_dtype = c_dtype;
@@ -335,8 +337,8 @@ static gboolean att_plan(rt_cuda_ctx *ctx, const rt_node *node, att_priv *m, int
 }
 
 /* GEMM i over every batch element (one call when the heads are merged) */
-static gboolean att_run_gemm(rt_cuda_ctx *ctx, const rt_node *node, const att_priv *m, int i, void *A, void *B,
-                             void *C, GError **error)
+static gboolean att_run_gemm(rt_cuda_ctx *ctx, const rt_node *node, const att_priv *m, int i, void *A,
+                             void *B, void *C, GError **error)
 {
     char label[96];
     int64_t calls = m->a.merged ? 1 : m->a.B;
@@ -348,8 +350,8 @@ static gboolean att_run_gemm(rt_cuda_ctx *ctx, const rt_node *node, const att_pr
     return TRUE;
 }
 
-static rt_cuda_att att_rows(const rt_cuda_ctx *ctx, const rt_node *node, const att_priv *m, const rt_tensor *mask,
-                            const rt_tensor *rng)
+static rt_cuda_att att_rows(const rt_cuda_ctx *ctx, const rt_node *node, const att_priv *m,
+                            const rt_tensor *mask, const rt_tensor *rng)
 {
     rt_cuda_att r;
     memset(&r, 0, sizeof r);
@@ -404,13 +406,13 @@ static gboolean att_prepare(rt_cuda_ctx *ctx, const rt_node *node, void **priv, 
     int64_t LS = a->L * a->S, hls = a->H * LS;
     rt_cuda_gemm_desc d;
     /* scores = scale * Q K^T -> probs [B, H, L, S] */
-    att_gemm(a, &d, t, ab, FALSE, TRUE, a->L, a->S, a->d, a->rs_q, a->d, a->ob_q, a->rs_k, a->d, a->ob_k, a->S,
-             LS, hls, node->fp[1]);
+    att_gemm(a, &d, t, ab, FALSE, TRUE, a->L, a->S, a->d, a->rs_q, a->d, a->ob_q, a->rs_k, a->d, a->ob_k,
+             a->S, LS, hls, node->fp[1]);
     if (!att_plan(ctx, node, m, 0, &d, in[0], in[1], rt_cuda_ptr(ctx, node->out[1]), error))
         goto fail;
     /* out = Pd V */
-    att_gemm(a, &d, t, ab, FALSE, FALSE, a->L, a->d, a->S, a->S, LS, hls, a->rs_k, a->d, a->ob_k, a->rs_q, a->d,
-             a->ob_q, 1.0);
+    att_gemm(a, &d, t, ab, FALSE, FALSE, a->L, a->d, a->S, a->S, LS, hls, a->rs_k, a->d, a->ob_k, a->rs_q,
+             a->d, a->ob_q, 1.0);
     if (!att_plan(ctx, node, m, 1, &d, pv_a, in[2], rt_cuda_ptr(ctx, node->out[0]), error))
         goto fail;
     (void)v;
@@ -434,9 +436,9 @@ static gboolean att_run(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GErro
     if (!att_run_gemm(ctx, node, m, 0, in[0], in[1], probs, error))
         return FALSE;
     rt_cuda_att rows = att_rows(ctx, node, m, node->src[3], node->src[4]);
-    if (!rt_cuda_launched(ctx, node,
-                          rt_cuda_att_softmax(node->src[0]->dtype, &rows, probs, m->pd_dtype, m->pd, ctx->stream),
-                          error))
+    if (!rt_cuda_launched(
+            ctx, node,
+            rt_cuda_att_softmax(node->src[0]->dtype, &rows, probs, m->pd_dtype, m->pd, ctx->stream), error))
         return FALSE;
     return att_run_gemm(ctx, node, m, 1, m->pd ? (void *)m->pd : probs, in[2], rt_cuda_ptr(ctx, node->out[0]),
                         error);
@@ -475,23 +477,23 @@ static gboolean att_backward_prepare(rt_cuda_ctx *ctx, const rt_node *node, void
     double scale = node->fp[1];
     rt_cuda_gemm_desc d;
     /* dV = Pd^T dO */
-    att_gemm(a, &d, t, ab, TRUE, FALSE, a->S, a->d, a->L, a->S, LS, hls, a->rs_q, a->d, a->ob_q, a->rs_k, a->d,
-             a->ob_k, 1.0);
+    att_gemm(a, &d, t, ab, TRUE, FALSE, a->S, a->d, a->L, a->S, LS, hls, a->rs_q, a->d, a->ob_q, a->rs_k,
+             a->d, a->ob_k, 1.0);
     if (!att_plan(ctx, node, m, G_DV, &d, pd, in[0], rt_cuda_ptr(ctx, node->out[2]), error))
         goto fail;
     /* dPd = dO V^T (output in T, not rounded) */
-    att_gemm(a, &d, t, ab, FALSE, TRUE, a->L, a->S, a->d, a->rs_q, a->d, a->ob_q, a->rs_k, a->d, a->ob_k, a->S, LS,
-             hls, 1.0);
+    att_gemm(a, &d, t, ab, FALSE, TRUE, a->L, a->S, a->d, a->rs_q, a->d, a->ob_q, a->rs_k, a->d, a->ob_k,
+             a->S, LS, hls, 1.0);
     if (!att_plan(ctx, node, m, G_DP, &d, in[0], in[3], m->dp, error))
         goto fail;
     /* dQ = scale dS K */
-    att_gemm(a, &d, t, ab, FALSE, FALSE, a->L, a->d, a->S, a->S, LS, hls, a->rs_k, a->d, a->ob_k, a->rs_q, a->d,
-             a->ob_q, scale);
+    att_gemm(a, &d, t, ab, FALSE, FALSE, a->L, a->d, a->S, a->S, LS, hls, a->rs_k, a->d, a->ob_k, a->rs_q,
+             a->d, a->ob_q, scale);
     if (!att_plan(ctx, node, m, G_DQ, &d, ds, in[2], rt_cuda_ptr(ctx, node->out[0]), error))
         goto fail;
     /* dK = scale dS^T Q */
-    att_gemm(a, &d, t, ab, TRUE, FALSE, a->S, a->d, a->L, a->S, LS, hls, a->rs_q, a->d, a->ob_q, a->rs_k, a->d,
-             a->ob_k, scale);
+    att_gemm(a, &d, t, ab, TRUE, FALSE, a->S, a->d, a->L, a->S, LS, hls, a->rs_q, a->d, a->ob_q, a->rs_k,
+             a->d, a->ob_k, scale);
     if (!att_plan(ctx, node, m, G_DK, &d, ds, in[1], rt_cuda_ptr(ctx, node->out[1]), error))
         goto fail;
     *priv = m;
@@ -524,9 +526,9 @@ static gboolean att_backward_run(rt_cuda_ctx *ctx, const rt_node *node, void *pr
         !att_run_gemm(ctx, node, m, G_DP, in[0], in[3], m->dp, error))
         return FALSE;
     /* dS into dp (T), and rounded into the pd buffer, which dV no longer needs */
-    if (!rt_cuda_launched(ctx, node,
-                          rt_cuda_att_dscores(t, &rows, probs, m->dp, m->cd, m->rounds ? m->pd : NULL, ctx->stream),
-                          error))
+    if (!rt_cuda_launched(
+            ctx, node,
+            rt_cuda_att_dscores(t, &rows, probs, m->dp, m->cd, m->rounds ? m->pd : NULL, ctx->stream), error))
         return FALSE;
     void *ds = m->rounds ? (void *)m->pd : m->dp;
     return att_run_gemm(ctx, node, m, G_DQ, ds, in[2], rt_cuda_ptr(ctx, node->out[0]), error) &&

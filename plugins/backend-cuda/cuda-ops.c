@@ -77,13 +77,11 @@ static void walk_of(rt_cuda_iter *it, const rt_tensor *y, const rt_tensor *a, co
 
 const char *rt_cuda_node_label(const rt_cuda_ctx *ctx, const rt_node *node, char *buf, size_t size)
 {
-    g_snprintf(buf, size, "cuda:%d: node %d (op %s)", ctx->dev->index, node->id,
-               rt_op_name((rt_op)node->op));
+    g_snprintf(buf, size, "cuda:%d: node %d (op %s)", ctx->dev->index, node->id, rt_op_name((rt_op)node->op));
     return buf;
 }
 
-gboolean rt_cuda_launched(const rt_cuda_ctx *ctx, const rt_node *node, cudaError_t status,
-                          GError **error)
+gboolean rt_cuda_launched(const rt_cuda_ctx *ctx, const rt_node *node, cudaError_t status, GError **error)
 {
     if (status == cudaSuccess)
         return TRUE;
@@ -92,20 +90,19 @@ gboolean rt_cuda_launched(const rt_cuda_ctx *ctx, const rt_node *node, cudaError
                          rt_cuda_node_label(ctx, node, label, sizeof label));
 }
 
-gboolean rt_cuda_round_input(const rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *src,
-                             int cd, void *dst, GError **error)
+gboolean rt_cuda_round_input(const rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *src, int cd,
+                             void *dst, GError **error)
 {
-    return rt_cuda_launched(ctx, node,
-                            rt_cuda_round(cd, cd, rt_tensor_numel(src), rt_cuda_ptr(ctx, src), dst,
-                                          ctx->stream),
-                            error);
+    return rt_cuda_launched(
+        ctx, node, rt_cuda_round(cd, cd, rt_tensor_numel(src), rt_cuda_ptr(ctx, src), dst, ctx->stream),
+        error);
 }
 
 #define LAUNCH(call) rt_cuda_launched(ctx, node, (call), error)
 
 /* x (any strides) into the region of y that starts at element y_offset, with y's strides */
-static gboolean copy_into(rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *x,
-                          const rt_tensor *y, int64_t y_offset, GError **error)
+static gboolean copy_into(rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *x, const rt_tensor *y,
+                          int64_t y_offset, GError **error)
 {
     rt_cuda_iter it;
     const int64_t *strides[2] = {y->stride, x->stride};
@@ -121,8 +118,8 @@ static gboolean run_fill(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GErr
 {
     (void)priv;
     const rt_tensor *y = node->out[0];
-    return LAUNCH(rt_cuda_fill_value(y->dtype, rt_tensor_numel(y), node->fp[0], rt_cuda_ptr(ctx, y),
-                                     ctx->stream));
+    return LAUNCH(
+        rt_cuda_fill_value(y->dtype, rt_tensor_numel(y), node->fp[0], rt_cuda_ptr(ctx, y), ctx->stream));
 }
 
 static gboolean run_cast(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
@@ -171,12 +168,18 @@ static gboolean run_concat(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GE
 static int binary_code(rt_op op)
 {
     switch (op) {
-    case RT_OP_ADD: return RT_CUDA_ADD;
-    case RT_OP_SUB: return RT_CUDA_SUB;
-    case RT_OP_MUL: return RT_CUDA_MUL;
-    case RT_OP_DIV: return RT_CUDA_DIV;
-    case RT_OP_RELU_BACKWARD: return RT_CUDA_RELU_BW;
-    default: return RT_CUDA_GELU_BW;
+    case RT_OP_ADD:
+        return RT_CUDA_ADD;
+    case RT_OP_SUB:
+        return RT_CUDA_SUB;
+    case RT_OP_MUL:
+        return RT_CUDA_MUL;
+    case RT_OP_DIV:
+        return RT_CUDA_DIV;
+    case RT_OP_RELU_BACKWARD:
+        return RT_CUDA_RELU_BW;
+    default:
+        return RT_CUDA_GELU_BW;
     }
 }
 
@@ -196,8 +199,8 @@ static gboolean run_unary(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GEr
     (void)priv;
     const rt_tensor *y = node->out[0];
     int code = node->op == RT_OP_SCALE  ? RT_CUDA_SCALE
-             : node->op == RT_OP_RELU   ? RT_CUDA_RELU
-             : node->op == RT_OP_GELU   ? RT_CUDA_GELU
+               : node->op == RT_OP_RELU ? RT_CUDA_RELU
+               : node->op == RT_OP_GELU ? RT_CUDA_GELU
                                         : RT_CUDA_EXP;
     rt_cuda_iter it;
     walk_of(&it, y, node->src[0], NULL);
@@ -312,8 +315,8 @@ static gboolean run_sum(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GErro
     if (p.rows_case)
         return LAUNCH(rt_cuda_sum_rows(x->dtype, p.rows, p.cols, node->fp[0], rt_cuda_ptr(ctx, x),
                                        rt_cuda_ptr(ctx, node->out[0]), rt_cuda_ws(ctx, node), ctx->stream));
-    return LAUNCH(rt_cuda_sum_general(x->dtype, &p.general, rt_cuda_ptr(ctx, x), rt_cuda_ptr(ctx, node->out[0]),
-                                      ctx->stream));
+    return LAUNCH(rt_cuda_sum_general(x->dtype, &p.general, rt_cuda_ptr(ctx, x),
+                                      rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
 }
 
 /* ---- rows: softmax, layer norm */
@@ -337,8 +340,9 @@ static gboolean run_softmax_backward(rt_cuda_ctx *ctx, const rt_node *node, void
     (void)priv;
     const rt_tensor *y = node->src[1];
     int64_t d = last_dim(y);
-    return LAUNCH(rt_cuda_softmax_backward(y->dtype, rt_tensor_numel(y) / d, d, rt_cuda_ptr(ctx, node->src[0]),
-                                           rt_cuda_ptr(ctx, y), rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
+    return LAUNCH(rt_cuda_softmax_backward(y->dtype, rt_tensor_numel(y) / d, d,
+                                           rt_cuda_ptr(ctx, node->src[0]), rt_cuda_ptr(ctx, y),
+                                           rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
 }
 
 static gboolean run_layer_norm(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
@@ -357,7 +361,8 @@ static size_t ws_layer_norm_backward(rt_backend_device *dev, const rt_node *node
     (void)dev;
     const rt_tensor *x = node->src[1];
     int64_t d = last_dim(x);
-    return node->out[1] || node->out[2] ? rt_cuda_layer_norm_backward_workspace(rt_tensor_numel(x) / d, d) : 0;
+    return node->out[1] || node->out[2] ? rt_cuda_layer_norm_backward_workspace(rt_tensor_numel(x) / d, d)
+                                        : 0;
 }
 
 static gboolean run_layer_norm_backward(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
@@ -378,30 +383,30 @@ static gboolean run_frozen_batch_norm(rt_cuda_ctx *ctx, const rt_node *node, voi
     (void)priv;
     const rt_tensor *x = node->src[0];
     int64_t planes = x->shape[0] * x->shape[1];
-    return LAUNCH(rt_cuda_frozen_batch_norm(x->dtype, planes, x->shape[1], rt_tensor_numel(x) / planes,
-                                            node->fp[0], rt_cuda_ptr(ctx, x), rt_cuda_ptr(ctx, node->src[1]),
-                                            rt_cuda_ptr(ctx, node->src[2]), rt_cuda_ptr(ctx, node->src[3]),
-                                            rt_cuda_ptr(ctx, node->src[4]), rt_cuda_ptr(ctx, node->out[0]),
-                                            ctx->stream));
+    return LAUNCH(rt_cuda_frozen_batch_norm(
+        x->dtype, planes, x->shape[1], rt_tensor_numel(x) / planes, node->fp[0], rt_cuda_ptr(ctx, x),
+        rt_cuda_ptr(ctx, node->src[1]), rt_cuda_ptr(ctx, node->src[2]), rt_cuda_ptr(ctx, node->src[3]),
+        rt_cuda_ptr(ctx, node->src[4]), rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
 }
 
 static gboolean run_max_pool2d(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
 {
     (void)priv;
     const rt_tensor *x = node->src[0], *y = node->out[0];
-    return LAUNCH(rt_cuda_max_pool2d(x->dtype, x->shape[0], x->shape[1], x->shape[2], x->shape[3], node->ip[0],
-                                     node->ip[1], node->ip[2], y->shape[2], y->shape[3], rt_cuda_ptr(ctx, x),
-                                     rt_cuda_ptr(ctx, y), rt_cuda_ptr(ctx, node->out[1]), ctx->stream));
+    return LAUNCH(rt_cuda_max_pool2d(x->dtype, x->shape[0], x->shape[1], x->shape[2], x->shape[3],
+                                     node->ip[0], node->ip[1], node->ip[2], y->shape[2], y->shape[3],
+                                     rt_cuda_ptr(ctx, x), rt_cuda_ptr(ctx, y), rt_cuda_ptr(ctx, node->out[1]),
+                                     ctx->stream));
 }
 
 static gboolean run_max_pool2d_backward(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
 {
     (void)priv;
     const rt_tensor *dy = node->src[0];
-    return LAUNCH(rt_cuda_max_pool2d_backward(dy->dtype, node->ip[3], node->ip[4], node->ip[5], node->ip[6],
-                                              node->ip[0], node->ip[1], node->ip[2], dy->shape[2], dy->shape[3],
-                                              rt_cuda_ptr(ctx, dy), rt_cuda_ptr(ctx, node->src[1]),
-                                              rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
+    return LAUNCH(rt_cuda_max_pool2d_backward(
+        dy->dtype, node->ip[3], node->ip[4], node->ip[5], node->ip[6], node->ip[0], node->ip[1], node->ip[2],
+        dy->shape[2], dy->shape[3], rt_cuda_ptr(ctx, dy), rt_cuda_ptr(ctx, node->src[1]),
+        rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
 }
 
 static gboolean run_embedding(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
@@ -411,8 +416,9 @@ static gboolean run_embedding(rt_cuda_ctx *ctx, const rt_node *node, void *priv,
     int64_t n = rt_tensor_numel(ix);
     return LAUNCH(rt_cuda_check_indices(rt_cuda_ptr(ctx, ix), n, w->shape[0], node->id, ctx->status,
                                         ctx->stream)) &&
-           LAUNCH(rt_cuda_embedding(rt_dtype_size(w->dtype), n, w->shape[1], w->shape[0], rt_cuda_ptr(ctx, ix),
-                                    rt_cuda_ptr(ctx, w), rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
+           LAUNCH(rt_cuda_embedding(rt_dtype_size(w->dtype), n, w->shape[1], w->shape[0],
+                                    rt_cuda_ptr(ctx, ix), rt_cuda_ptr(ctx, w), rt_cuda_ptr(ctx, node->out[0]),
+                                    ctx->stream));
 }
 
 static gboolean run_embedding_backward(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
@@ -422,13 +428,15 @@ static gboolean run_embedding_backward(rt_cuda_ctx *ctx, const rt_node *node, vo
     int64_t n = rt_tensor_numel(ix), rows = node->ip[0];
     return LAUNCH(rt_cuda_check_indices(rt_cuda_ptr(ctx, ix), n, rows, node->id, ctx->status, ctx->stream)) &&
            LAUNCH(rt_cuda_embedding_backward(dy->dtype, n, last_dim(dy), rows, rt_cuda_ptr(ctx, ix),
-                                             rt_cuda_ptr(ctx, dy), rt_cuda_ptr(ctx, node->out[0]), ctx->stream));
+                                             rt_cuda_ptr(ctx, dy), rt_cuda_ptr(ctx, node->out[0]),
+                                             ctx->stream));
 }
 
 /* ---- randomness */
 
 /* the stream of a random node: rng id ip0, batch axis ip1 of y */
-static rt_cuda_rng rng_of(const rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *state, const rt_tensor *y)
+static rt_cuda_rng rng_of(const rt_cuda_ctx *ctx, const rt_node *node, const rt_tensor *state,
+                          const rt_tensor *y)
 {
     rt_cuda_rng r = {rt_cuda_ptr(ctx, state), node->ip[0], 1, 0};
     int axis = (int)node->ip[1];
@@ -486,19 +494,20 @@ static gboolean run_l1_loss(rt_cuda_ctx *ctx, const rt_node *node, void *priv, G
 {
     (void)priv;
     const rt_tensor *pred = node->src[0], *mask = node->src[2];
-    return LAUNCH(rt_cuda_l1_loss(pred->dtype, rt_tensor_numel(pred), mask_inner(pred, mask), rt_cuda_ptr(ctx, mask),
-                                  (int)node->ip[0], rt_cuda_ptr(ctx, pred), rt_cuda_ptr(ctx, node->src[1]),
-                                  rt_cuda_ptr(ctx, node->out[0]), rt_cuda_ws(ctx, node), ctx->stream));
+    return LAUNCH(rt_cuda_l1_loss(pred->dtype, rt_tensor_numel(pred), mask_inner(pred, mask),
+                                  rt_cuda_ptr(ctx, mask), (int)node->ip[0], rt_cuda_ptr(ctx, pred),
+                                  rt_cuda_ptr(ctx, node->src[1]), rt_cuda_ptr(ctx, node->out[0]),
+                                  rt_cuda_ws(ctx, node), ctx->stream));
 }
 
 static gboolean run_l1_loss_backward(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
 {
     (void)priv;
     const rt_tensor *pred = node->src[1], *mask = node->src[3];
-    return LAUNCH(rt_cuda_l1_loss_backward(pred->dtype, rt_tensor_numel(pred), mask_inner(pred, mask),
-                                           rt_cuda_ptr(ctx, mask), (int)node->ip[0], rt_cuda_ptr(ctx, node->src[0]),
-                                           rt_cuda_ptr(ctx, pred), rt_cuda_ptr(ctx, node->src[2]),
-                                           rt_cuda_ptr(ctx, node->out[0]), rt_cuda_ws(ctx, node), ctx->stream));
+    return LAUNCH(rt_cuda_l1_loss_backward(
+        pred->dtype, rt_tensor_numel(pred), mask_inner(pred, mask), rt_cuda_ptr(ctx, mask), (int)node->ip[0],
+        rt_cuda_ptr(ctx, node->src[0]), rt_cuda_ptr(ctx, pred), rt_cuda_ptr(ctx, node->src[2]),
+        rt_cuda_ptr(ctx, node->out[0]), rt_cuda_ws(ctx, node), ctx->stream));
 }
 
 static gboolean run_kl_loss(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
@@ -538,16 +547,17 @@ static gboolean run_grad_norm(rt_cuda_ctx *ctx, const rt_node *node, void *priv,
 {
     (void)priv;
     const rt_tensor *g = node->src[0];
-    return LAUNCH(rt_cuda_grad_norm(g->dtype, rt_tensor_numel(g), rt_cuda_ptr(ctx, g), rt_cuda_ptr(ctx, node->out[0]),
-                                    rt_cuda_ws(ctx, node), ctx->stream));
+    return LAUNCH(rt_cuda_grad_norm(g->dtype, rt_tensor_numel(g), rt_cuda_ptr(ctx, g),
+                                    rt_cuda_ptr(ctx, node->out[0]), rt_cuda_ws(ctx, node), ctx->stream));
 }
 
 static gboolean run_clip_grad(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
 {
     (void)priv;
     const rt_tensor *g = node->src[0];
-    return LAUNCH(rt_cuda_clip_grad(g->dtype, rt_tensor_numel(g), rt_cuda_ptr(ctx, g), rt_cuda_ptr(ctx, node->src[1]),
-                                    rt_cuda_ptr(ctx, node->src[2]), rt_tensor_numel(node->src[2]), ctx->stream));
+    return LAUNCH(rt_cuda_clip_grad(g->dtype, rt_tensor_numel(g), rt_cuda_ptr(ctx, g),
+                                    rt_cuda_ptr(ctx, node->src[1]), rt_cuda_ptr(ctx, node->src[2]),
+                                    rt_tensor_numel(node->src[2]), ctx->stream));
 }
 
 static size_t ws_adamw(rt_backend_device *dev, const rt_node *node)
@@ -562,9 +572,10 @@ static gboolean run_adamw(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GEr
     (void)priv;
     const rt_tensor *p = node->src[0];
     const double *hyper = (const double *)rt_cuda_ptr(ctx, node->src[4]) + node->ip[0] * RT_HYPER_PER_GROUP;
-    return LAUNCH(rt_cuda_adamw(p->dtype, rt_tensor_numel(p), rt_cuda_ptr(ctx, p), rt_cuda_ptr(ctx, node->src[1]),
-                                rt_cuda_ptr(ctx, node->src[2]), rt_cuda_ptr(ctx, node->src[3]), hyper,
-                                rt_cuda_ptr(ctx, node->src[5]), rt_cuda_ws(ctx, node), ctx->stream));
+    return LAUNCH(rt_cuda_adamw(p->dtype, rt_tensor_numel(p), rt_cuda_ptr(ctx, p),
+                                rt_cuda_ptr(ctx, node->src[1]), rt_cuda_ptr(ctx, node->src[2]),
+                                rt_cuda_ptr(ctx, node->src[3]), hyper, rt_cuda_ptr(ctx, node->src[5]),
+                                rt_cuda_ws(ctx, node), ctx->stream));
 }
 
 /* ---- the table (views compute nothing: they only need to be supported). matmul, linear,
@@ -631,13 +642,21 @@ G_STATIC_ASSERT(G_N_ELEMENTS(table) == RT_OP_COUNT);
 const rt_cuda_op *rt_cuda_op_for(int op)
 {
     switch (op) {
-    case RT_OP_MATMUL: return &rt_cuda_op_matmul;
-    case RT_OP_LINEAR: return &rt_cuda_op_linear;
-    case RT_OP_ATTENTION: return &rt_cuda_op_attention;
-    case RT_OP_ATTENTION_BACKWARD: return &rt_cuda_op_attention_backward;
-    case RT_OP_CONV2D: return &rt_cuda_op_conv2d;
-    case RT_OP_CONV2D_BACKWARD_DATA: return &rt_cuda_op_conv2d_backward_data;
-    case RT_OP_CONV2D_BACKWARD_WEIGHT: return &rt_cuda_op_conv2d_backward_weight;
-    default: return (unsigned)op < RT_OP_COUNT ? &table[op] : NULL;
+    case RT_OP_MATMUL:
+        return &rt_cuda_op_matmul;
+    case RT_OP_LINEAR:
+        return &rt_cuda_op_linear;
+    case RT_OP_ATTENTION:
+        return &rt_cuda_op_attention;
+    case RT_OP_ATTENTION_BACKWARD:
+        return &rt_cuda_op_attention_backward;
+    case RT_OP_CONV2D:
+        return &rt_cuda_op_conv2d;
+    case RT_OP_CONV2D_BACKWARD_DATA:
+        return &rt_cuda_op_conv2d_backward_data;
+    case RT_OP_CONV2D_BACKWARD_WEIGHT:
+        return &rt_cuda_op_conv2d_backward_weight;
+    default:
+        return (unsigned)op < RT_OP_COUNT ? &table[op] : NULL;
     }
 }

@@ -24,8 +24,7 @@ __global__ void step_inc_kernel(double *step)
     step[0] += 1.0;
 }
 
-template <typename T>
-__global__ void square_partials_kernel(int64_t n, const T *g, double *partial)
+template <typename T> __global__ void square_partials_kernel(int64_t n, const T *g, double *partial)
 {
     const int64_t e0 = static_cast<int64_t>(blockIdx.x) * kChunk;
     const int64_t e1 = e0 + kChunk < n ? e0 + kChunk : n;
@@ -39,8 +38,7 @@ __global__ void square_partials_kernel(int64_t n, const T *g, double *partial)
         partial[blockIdx.x] = acc;
 }
 
-template <typename T>
-__global__ void norm_finish_kernel(const double *partial, int64_t n_partial, T *norm)
+template <typename T> __global__ void norm_finish_kernel(const double *partial, int64_t n_partial, T *norm)
 {
     double acc = 0;
     for (int64_t i = threadIdx.x; i < n_partial; i += blockDim.x)
@@ -72,7 +70,9 @@ __global__ void clip_kernel(int64_t n, T *g, const T *norm, const double *hyper,
         return;
     const T s = static_cast<T>(coef);
     RT_GRID_STRIDE(e, n)
-    g[e] *= s;
+    {
+        g[e] *= s;
+    }
 }
 
 __global__ void adamw_coefs_kernel(const double *h, const double *step, double *c)
@@ -89,8 +89,7 @@ __global__ void adamw_coefs_kernel(const double *h, const double *step, double *
 }
 
 /* torch.optim.AdamW's single-tensor step, operation by operation in T */
-template <typename T>
-__global__ void adamw_kernel(int64_t n, T *p, const T *g, T *m, T *v, const double *c)
+template <typename T> __global__ void adamw_kernel(int64_t n, T *p, const T *g, T *m, T *v, const double *c)
 {
     const T decay = static_cast<T>(c[kDecay]), w1 = static_cast<T>(c[kW1]);
     const T b2 = static_cast<T>(c[kB2]), w2 = static_cast<T>(c[kW2]);
@@ -128,23 +127,23 @@ extern "C" size_t rt_cuda_grad_norm_workspace(int64_t n)
     return static_cast<size_t>(n_chunks(n) + 1) * sizeof(double);
 }
 
-extern "C" cudaError_t rt_cuda_grad_norm(int dtype, int64_t n, const void *g, void *norm,
-                                         void *workspace, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_grad_norm(int dtype, int64_t n, const void *g, void *norm, void *workspace,
+                                         cudaStream_t stream)
 {
     if (n < 1)
         return cudaErrorInvalidValue;
     const int64_t nc = n_chunks(n);
     double *partial = static_cast<double *>(workspace);
     RT_FLOAT_DISPATCH(dtype, T, {
-        square_partials_kernel<T><<<static_cast<unsigned>(nc), kThreads, 0, stream>>>(
-            n, static_cast<const T *>(g), partial);
+        square_partials_kernel<T>
+            <<<static_cast<unsigned>(nc), kThreads, 0, stream>>>(n, static_cast<const T *>(g), partial);
         norm_finish_kernel<T><<<1, 1024, 0, stream>>>(partial, nc, static_cast<T *>(norm));
         return launched();
     });
 }
 
-extern "C" cudaError_t rt_cuda_clip_grad(int dtype, int64_t n, void *g, const void *norm,
-                                         const double *hyper, int64_t n_hyper, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_clip_grad(int dtype, int64_t n, void *g, const void *norm, const double *hyper,
+                                         int64_t n_hyper, cudaStream_t stream)
 {
     if (n < 1 || n_hyper < 1)
         return cudaErrorInvalidValue;
@@ -160,17 +159,17 @@ extern "C" size_t rt_cuda_adamw_workspace(void)
 }
 
 extern "C" cudaError_t rt_cuda_adamw(int dtype, int64_t n, void *p, const void *g, void *m, void *v,
-                                     const double *group_hyper, const double *step,
-                                     void *workspace, cudaStream_t stream)
+                                     const double *group_hyper, const double *step, void *workspace,
+                                     cudaStream_t stream)
 {
     if (n < 1)
         return cudaErrorInvalidValue;
     double *coefs = static_cast<double *>(workspace);
     RT_FLOAT_DISPATCH(dtype, T, {
         adamw_coefs_kernel<<<1, 1, 0, stream>>>(group_hyper, step, coefs);
-        adamw_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
-            n, static_cast<T *>(p), static_cast<const T *>(g), static_cast<T *>(m),
-            static_cast<T *>(v), coefs);
+        adamw_kernel<T>
+            <<<blocks_for(n), kThreads, 0, stream>>>(n, static_cast<T *>(p), static_cast<const T *>(g),
+                                                     static_cast<T *>(m), static_cast<T *>(v), coefs);
         return launched();
     });
 }

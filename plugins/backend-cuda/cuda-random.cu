@@ -54,8 +54,8 @@ __global__ void rand_kernel(int64_t n, rt_cuda_rng rng, int normal, double a, do
 
 } // namespace
 
-extern "C" cudaError_t rt_cuda_dropout(int dtype, const rt_cuda_iter *it, const rt_cuda_rng *rng,
-                                       double p, void *y, const void *x, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_dropout(int dtype, const rt_cuda_iter *it, const rt_cuda_rng *rng, double p,
+                                       void *y, const void *x, cudaStream_t stream)
 {
     if (it->n < 0 || !(p >= 0 && p < 1) || (rng->post > 0 && rng->batch < 1))
         return cudaErrorInvalidValue;
@@ -63,22 +63,22 @@ extern "C" cudaError_t rt_cuda_dropout(int dtype, const rt_cuda_iter *it, const 
         return cudaSuccess;
     const uint32_t threshold = drop_threshold(p);
     const double scale = 1.0 / (1.0 - p);
-    RT_FLOAT_DISPATCH(dtype, T,
-                      dropout_kernel<T><<<blocks_for(it->n), kThreads, 0, stream>>>(
-                          *it, *rng, threshold, static_cast<T>(scale), static_cast<T *>(y),
-                          static_cast<const T *>(x));
-                      return launched());
+    RT_FLOAT_DISPATCH(
+        dtype, T,
+        dropout_kernel<T><<<blocks_for(it->n), kThreads, 0, stream>>>(
+            *it, *rng, threshold, static_cast<T>(scale), static_cast<T *>(y), static_cast<const T *>(x));
+        return launched());
 }
 
-extern "C" cudaError_t rt_cuda_rand(int dtype, int normal, int64_t n, const rt_cuda_rng *rng,
-                                    double a, double b, void *y, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_rand(int dtype, int normal, int64_t n, const rt_cuda_rng *rng, double a,
+                                    double b, void *y, cudaStream_t stream)
 {
     if (n < 0 || (rng->post > 0 && rng->batch < 1))
         return cudaErrorInvalidValue;
     if (n == 0)
         return cudaSuccess;
     RT_FLOAT_DISPATCH(dtype, T,
-                      rand_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(
-                          n, *rng, normal, a, b, static_cast<T *>(y));
+                      rand_kernel<T>
+                      <<<blocks_for(n), kThreads, 0, stream>>>(n, *rng, normal, a, b, static_cast<T *>(y));
                       return launched());
 }

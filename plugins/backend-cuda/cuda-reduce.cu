@@ -69,8 +69,8 @@ inline chunking chunks_of(int64_t rows)
 }
 
 template <typename T>
-__global__ void column_partials_kernel(int64_t rows, int64_t cols, int64_t rows_per_chunk,
-                                       const T *x, double *partial)
+__global__ void column_partials_kernel(int64_t rows, int64_t cols, int64_t rows_per_chunk, const T *x,
+                                       double *partial)
 {
     const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c >= cols)
@@ -84,8 +84,8 @@ __global__ void column_partials_kernel(int64_t rows, int64_t cols, int64_t rows_
 }
 
 template <typename T>
-__global__ void column_finish_kernel(int64_t cols, int64_t n_chunks, double scale,
-                                     const double *partial, T *y)
+__global__ void column_finish_kernel(int64_t cols, int64_t n_chunks, double scale, const double *partial,
+                                     T *y)
 {
     RT_GRID_STRIDE(c, cols)
     {
@@ -131,8 +131,8 @@ __global__ void softmax_backward_kernel(int64_t rows, int64_t d, const T *dy_, c
 }
 
 template <typename T>
-__global__ void layer_norm_kernel(int64_t rows, int64_t d, double eps, const T *x_, const T *w,
-                                  const T *b, T *y_, T *stats)
+__global__ void layer_norm_kernel(int64_t rows, int64_t d, double eps, const T *x_, const T *w, const T *b,
+                                  T *y_, T *stats)
 {
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *x = x_ + r * d;
@@ -161,8 +161,8 @@ __global__ void layer_norm_kernel(int64_t rows, int64_t d, double eps, const T *
 
 /* dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * w */
 template <typename T>
-__global__ void layer_norm_backward_kernel(int64_t rows, int64_t d, const T *dy_, const T *x_,
-                                           const T *w, const T *stats, T *dx_)
+__global__ void layer_norm_backward_kernel(int64_t rows, int64_t d, const T *dy_, const T *x_, const T *w,
+                                           const T *stats, T *dx_)
 {
     for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
         const T *dy = dy_ + r * d, *x = x_ + r * d;
@@ -186,9 +186,8 @@ __global__ void layer_norm_backward_kernel(int64_t rows, int64_t d, const T *dy_
 
 /* partials of dw = sum dy * xhat and db = sum dy over a chunk of rows */
 template <typename T>
-__global__ void layer_norm_params_kernel(int64_t rows, int64_t d, int64_t rows_per_chunk,
-                                         const T *dy, const T *x, const T *stats, double *pw,
-                                         double *pb)
+__global__ void layer_norm_params_kernel(int64_t rows, int64_t d, int64_t rows_per_chunk, const T *dy,
+                                         const T *x, const T *stats, double *pw, double *pb)
 {
     const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (c >= d)
@@ -206,14 +205,13 @@ __global__ void layer_norm_params_kernel(int64_t rows, int64_t d, int64_t rows_p
 }
 
 template <typename T>
-cudaError_t sum_rows_typed(int64_t rows, int64_t cols, double scale, const T *x, T *y,
-                           double *partial, cudaStream_t stream)
+cudaError_t sum_rows_typed(int64_t rows, int64_t cols, double scale, const T *x, T *y, double *partial,
+                           cudaStream_t stream)
 {
     const chunking ch = chunks_of(rows);
     dim3 grid(static_cast<unsigned>((cols + kThreads - 1) / kThreads), static_cast<unsigned>(ch.n_chunks));
     column_partials_kernel<T><<<grid, kThreads, 0, stream>>>(rows, cols, ch.rows_per_chunk, x, partial);
-    column_finish_kernel<T><<<blocks_for(cols), kThreads, 0, stream>>>(cols, ch.n_chunks, scale,
-                                                                       partial, y);
+    column_finish_kernel<T><<<blocks_for(cols), kThreads, 0, stream>>>(cols, ch.n_chunks, scale, partial, y);
     return launched();
 }
 
@@ -227,14 +225,14 @@ inline unsigned row_blocks(int64_t rows)
 extern "C" cudaError_t rt_cuda_sum_general(int dtype, const rt_cuda_sum *p, const void *x, void *y,
                                            cudaStream_t stream)
 {
-    if (p->n_out < 1 || p->n_red_total < 1 || p->n_kept < 0 || p->n_kept > RT_CUDA_MAX_DIMS ||
-        p->n_red < 1 || p->n_red > RT_CUDA_MAX_DIMS)
+    if (p->n_out < 1 || p->n_red_total < 1 || p->n_kept < 0 || p->n_kept > RT_CUDA_MAX_DIMS || p->n_red < 1 ||
+        p->n_red > RT_CUDA_MAX_DIMS)
         return cudaErrorInvalidValue;
     const bool long_rows = p->n_red_total >= 2048 && p->n_out < 4096;
     RT_FLOAT_DISPATCH(dtype, T, {
         if (long_rows)
-            sum_block_kernel<T><<<row_blocks(p->n_out), kThreads, 0, stream>>>(
-                *p, static_cast<const T *>(x), static_cast<T *>(y));
+            sum_block_kernel<T><<<row_blocks(p->n_out), kThreads, 0, stream>>>(*p, static_cast<const T *>(x),
+                                                                               static_cast<T *>(y));
         else
             sum_warp_kernel<T><<<blocks_for(p->n_out * 32), kThreads, 0, stream>>>(
                 *p, static_cast<const T *>(x), static_cast<T *>(y));
@@ -247,9 +245,8 @@ extern "C" size_t rt_cuda_sum_rows_workspace(int64_t rows, int64_t cols)
     return static_cast<size_t>(chunks_of(rows).n_chunks * cols) * sizeof(double);
 }
 
-extern "C" cudaError_t rt_cuda_sum_rows(int dtype, int64_t rows, int64_t cols, double scale,
-                                        const void *x, void *y, void *workspace,
-                                        cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_sum_rows(int dtype, int64_t rows, int64_t cols, double scale, const void *x,
+                                        void *y, void *workspace, cudaStream_t stream)
 {
     if (rows < 1 || cols < 1)
         return cudaErrorInvalidValue;
@@ -275,16 +272,16 @@ extern "C" cudaError_t rt_cuda_softmax_backward(int dtype, int64_t rows, int64_t
 {
     if (rows < 1 || d < 1)
         return cudaErrorInvalidValue;
-    RT_FLOAT_DISPATCH(dtype, T,
-                      softmax_backward_kernel<T><<<row_blocks(rows), row_threads(d), 0, stream>>>(
-                          rows, d, static_cast<const T *>(dy), static_cast<const T *>(y),
-                          static_cast<T *>(dx));
-                      return launched());
+    RT_FLOAT_DISPATCH(
+        dtype, T,
+        softmax_backward_kernel<T><<<row_blocks(rows), row_threads(d), 0, stream>>>(
+            rows, d, static_cast<const T *>(dy), static_cast<const T *>(y), static_cast<T *>(dx));
+        return launched());
 }
 
-extern "C" cudaError_t rt_cuda_layer_norm(int dtype, int64_t rows, int64_t d, double eps,
-                                          const void *x, const void *w, const void *b, void *y,
-                                          void *stats, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_layer_norm(int dtype, int64_t rows, int64_t d, double eps, const void *x,
+                                          const void *w, const void *b, void *y, void *stats,
+                                          cudaStream_t stream)
 {
     if (rows < 1 || d < 1)
         return cudaErrorInvalidValue;
@@ -300,10 +297,9 @@ extern "C" size_t rt_cuda_layer_norm_backward_workspace(int64_t rows, int64_t d)
     return 2 * static_cast<size_t>(chunks_of(rows).n_chunks * d) * sizeof(double);
 }
 
-extern "C" cudaError_t rt_cuda_layer_norm_backward(int dtype, int64_t rows, int64_t d,
-                                                   const void *dy, const void *x, const void *w,
-                                                   const void *stats, void *dx, void *dw, void *db,
-                                                   void *workspace, cudaStream_t stream)
+extern "C" cudaError_t rt_cuda_layer_norm_backward(int dtype, int64_t rows, int64_t d, const void *dy,
+                                                   const void *x, const void *w, const void *stats, void *dx,
+                                                   void *dw, void *db, void *workspace, cudaStream_t stream)
 {
     if (rows < 1 || d < 1)
         return cudaErrorInvalidValue;
@@ -315,15 +311,16 @@ extern "C" cudaError_t rt_cuda_layer_norm_backward(int dtype, int64_t rows, int6
         if (dw || db) {
             const chunking ch = chunks_of(rows);
             double *pw = static_cast<double *>(workspace), *pb = pw + ch.n_chunks * d;
-            dim3 grid(static_cast<unsigned>((d + kThreads - 1) / kThreads), static_cast<unsigned>(ch.n_chunks));
-            layer_norm_params_kernel<T><<<grid, kThreads, 0, stream>>>(rows, d, ch.rows_per_chunk,
-                                                                        DY, X, ST, pw, pb);
+            dim3 grid(static_cast<unsigned>((d + kThreads - 1) / kThreads),
+                      static_cast<unsigned>(ch.n_chunks));
+            layer_norm_params_kernel<T>
+                <<<grid, kThreads, 0, stream>>>(rows, d, ch.rows_per_chunk, DY, X, ST, pw, pb);
             if (dw)
-                column_finish_kernel<T><<<blocks_for(d), kThreads, 0, stream>>>(
-                    d, ch.n_chunks, 1.0, pw, static_cast<T *>(dw));
+                column_finish_kernel<T>
+                    <<<blocks_for(d), kThreads, 0, stream>>>(d, ch.n_chunks, 1.0, pw, static_cast<T *>(dw));
             if (db)
-                column_finish_kernel<T><<<blocks_for(d), kThreads, 0, stream>>>(
-                    d, ch.n_chunks, 1.0, pb, static_cast<T *>(db));
+                column_finish_kernel<T>
+                    <<<blocks_for(d), kThreads, 0, stream>>>(d, ch.n_chunks, 1.0, pb, static_cast<T *>(db));
         }
         return launched();
     });
