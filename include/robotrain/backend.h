@@ -77,7 +77,15 @@ typedef struct rt_backend_i {
      * arena (rt_node.workspace_offset), live during that node only. (optional: NULL = none) */
     size_t (*node_workspace_size)(rt_backend_device *dev, const struct rt_node *node);
 
-    void *reserved[8];
+    /* What a backend keeps per planned graph (library descriptors, algorithm choices, captured
+     * work). graph_prepare runs at the end of rt_graph_plan, once every storage is allocated and
+     * filled, so tensor addresses are final; FALSE with error set fails the plan. graph_release
+     * runs in rt_graph_free, before the storages are freed, for every graph whose graph_prepare
+     * succeeded. (optional: NULL = nothing kept) */
+    gboolean (*graph_prepare)(rt_backend_device *dev, struct rt_graph *graph, GError **error);
+    void (*graph_release)(rt_backend_device *dev, struct rt_graph *graph);
+
+    void *reserved[6];
 } rt_backend_i;
 
 G_END_DECLS

@@ -57,6 +57,9 @@ typedef struct rt_node {
 /* rt_graph_new flags */
 enum {
     RT_GRAPH_TRAIN = 1u << 0, /* training phase: dropout is active */
+    RT_GRAPH_TF32 = 1u << 1,  /* f32 matmul, linear, conv2d and attention may round their inputs
+                                 to TF32 (10-bit mantissa) on backends with TF32 units (CUDA);
+                                 the CPU computes them in full f32 either way */
 };
 
 /* Returns (transfer full) an empty graph: free with rt_graph_free(). */
@@ -69,6 +72,8 @@ void rt_graph_free(rt_graph *g);
  * be trained (no rt_graph_backward). */
 rt_graph *rt_graph_new_sharing(rt_graph *source, uint32_t flags);
 gboolean rt_graph_is_training(const rt_graph *g);
+/* The flags given to rt_graph_new (RT_GRAPH_*). */
+uint32_t rt_graph_flags(const rt_graph *g);
 
 /* Mixed precision: matmul, linear, conv2d and attention nodes created afterwards round their
  * inputs to dtype (RT_F32, RT_BF16 or RT_F16) and accumulate in f32. Parameters stay f32. */

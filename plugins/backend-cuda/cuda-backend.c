@@ -1,38 +1,28 @@
 /* plugins/backend-cuda/cuda-backend.c: the CUDA compute backend's devices and device memory.
  *
  * One rt_backend_device per opened GPU holds a non-blocking stream and the library handles that
- * later kernels use (cuBLASLt, cuBLAS, cuDNN). Every call first makes the device current on the
+ * the kernels use (cuBLASLt, cuBLAS, cuDNN). Every call first makes the device current on the
  * calling thread, because the CUDA runtime keeps the current device per thread. Copies queue on
  * the device's stream and wait for it, so they are complete when they return and run after any
- * work queued before them; memset_device only queues. No kernel runs a graph yet: supports_op
- * declines every node, so the core places them on the CPU. */
+ * work queued before them; memset_device only queues. Graphs run through cuda-exec.c: every op
+ * of the op table has a kernel here (supports_op says which dtypes), a planned graph's step is
+ * captured as a CUDA graph and replayed.
+ *
+ * Environment, read when a device is opened: ROBOTRAIN_CUDA_GRAPH=0 runs steps eagerly, node by
+ * node (the same kernels; for debugging and profiling); ROBOTRAIN_CUDA_SYNC=1 also waits after
+ * every node so that a failing kernel is named. */
 #include "config.h"
 
 #include <string.h>
-
-#include <cublasLt.h>
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-#ifdef HAVE_CUDNN
-#include <cudnn.h>
-#endif
 
 #include <robotrain/backend.h>
 #include <robotrain/error.h>
 #include <robotrain/plugin.h>
 
+#include "cuda-device.h"
 #include "cuda-error.h"
+#include "cuda-exec.h"
 #include "cuda-fill.h"
-
-struct rt_backend_device {
-    int index;
-    cudaStream_t stream;
-    cublasLtHandle_t blaslt;
-    cublasHandle_t blas;
-#ifdef HAVE_CUDNN
-    cudnnHandle_t dnn;
-#endif
-};
 
 /* A failed cudaGetDeviceCount that only means "no GPU here". */
 static gboolean means_no_device(cudaError_t status)
@@ -112,7 +102,7 @@ static gboolean cuda_device_info(int index, rt_device_info *info, GError **error
     return TRUE;
 }
 
-static gboolean make_current(const rt_backend_device *dev, GError **error)
+gboolean rt_cuda_make_current(const rt_backend_device *dev, GError **error)
 {
     return rt_cuda_check(cudaSetDevice(dev->index), error, "cuda:%d: cudaSetDevice", dev->index);
 }
@@ -130,7 +120,10 @@ static void cuda_close(rt_backend_device *dev)
     if (dev == NULL)
         return;
     GError *error = NULL;
-    if (make_current(dev, &error)) {
+    rt_cuda_exec_close(dev);
+    if (dev->conv_choices)
+        g_hash_table_destroy(dev->conv_choices);
+    if (rt_cuda_make_current(dev, &error)) {
         if (dev->stream)
             rt_cuda_check(cudaStreamSynchronize(dev->stream), &error,
                           "cuda:%d: cudaStreamSynchronize at close", dev->index);
@@ -155,6 +148,21 @@ static void cuda_close(rt_backend_device *dev)
     g_free(dev);
 }
 
+/* Whether variable name is set to a true value (want TRUE: 1, yes, true, on) or a false one
+ * (want FALSE: 0, no, false, off). */
+static gboolean env_says(const char *name, gboolean want)
+{
+    const char *v = g_getenv(name);
+    if (!v)
+        return FALSE;
+    static const char *yes[] = {"1", "yes", "true", "on"}, *no[] = {"0", "no", "false", "off"};
+    const char **list = want ? yes : no;
+    for (int i = 0; i < 4; i++)
+        if (g_ascii_strcasecmp(v, list[i]) == 0)
+            return TRUE;
+    return FALSE;
+}
+
 static rt_backend_device *cuda_open(int index, GError **error)
 {
     if (!check_index(index, error))
@@ -162,7 +170,9 @@ static rt_backend_device *cuda_open(int index, GError **error)
 
     rt_backend_device *dev = g_new0(rt_backend_device, 1);
     dev->index = index;
-    if (!make_current(dev, error))
+    dev->use_graphs = !env_says("ROBOTRAIN_CUDA_GRAPH", FALSE);
+    dev->sync_each_node = env_says("ROBOTRAIN_CUDA_SYNC", TRUE);
+    if (!rt_cuda_make_current(dev, error))
         goto fail;
 
     /* Catch a build without code for this GPU now, with its compute capability in the message,
@@ -203,7 +213,7 @@ static gboolean cuda_buffer_alloc(rt_backend_device *dev, size_t size, rt_backen
 {
     g_return_val_if_fail(dev != NULL && buf != NULL, FALSE);
     memset(buf, 0, sizeof *buf);
-    if (!make_current(dev, error))
+    if (!rt_cuda_make_current(dev, error))
         return FALSE;
     void *ptr = NULL;
     cudaError_t status = cudaMalloc(&ptr, size);
@@ -236,7 +246,7 @@ static void cuda_buffer_free(rt_backend_device *dev, rt_backend_buffer *buf)
         return;
     g_return_if_fail(buf->priv == dev);
     GError *error = NULL;
-    if (!make_current(dev, &error) ||
+    if (!rt_cuda_make_current(dev, &error) ||
         !rt_cuda_check(cudaFree(buf->ptr), &error, "cuda:%d: cudaFree of %zu bytes", dev->index, buf->size)) {
         g_warning("freeing device memory: %s", error->message);
         g_error_free(error);
@@ -263,7 +273,7 @@ static gboolean copy_and_wait(rt_backend_device *dev, void *dst, const void *src
 {
     if (size == 0)
         return TRUE;
-    if (!make_current(dev, error))
+    if (!rt_cuda_make_current(dev, error))
         return FALSE;
     if (!rt_cuda_check(cudaMemcpyAsync(dst, src, size, kind, dev->stream), error,
                        "cuda:%d: %s: cudaMemcpyAsync of %zu bytes", dev->index, operation, size))
@@ -315,7 +325,7 @@ static gboolean cuda_memset_device(rt_backend_device *dev, rt_backend_buffer *ds
         return FALSE;
     if (size == 0)
         return TRUE;
-    if (!make_current(dev, error))
+    if (!rt_cuda_make_current(dev, error))
         return FALSE;
     /* As memset(3): value is converted to unsigned char. */
     return rt_cuda_check(rt_cuda_fill((char *)dst->ptr + offset, size, (unsigned char)value, dev->stream),
@@ -326,15 +336,10 @@ static gboolean cuda_memset_device(rt_backend_device *dev, rt_backend_buffer *ds
 static gboolean cuda_synchronize(rt_backend_device *dev, GError **error)
 {
     g_return_val_if_fail(dev != NULL, FALSE);
-    if (!make_current(dev, error))
+    if (!rt_cuda_make_current(dev, error))
         return FALSE;
     return rt_cuda_check(cudaStreamSynchronize(dev->stream), error, "cuda:%d: cudaStreamSynchronize",
                          dev->index);
-}
-
-static gboolean cuda_supports_op(rt_backend_device *dev, const struct rt_node *node)
-{
-    return FALSE; /* no graph kernels yet */
 }
 
 static const rt_backend_i cuda_backend = {
@@ -351,8 +356,11 @@ static const rt_backend_i cuda_backend = {
     .copy_on_device = cuda_copy_on_device,
     .memset_device = cuda_memset_device,
     .synchronize = cuda_synchronize,
-    .supports_op = cuda_supports_op,
-    .graph_compute = NULL,
+    .supports_op = rt_cuda_supports_op,
+    .graph_compute = rt_cuda_graph_compute,
+    .node_workspace_size = rt_cuda_node_workspace_size,
+    .graph_prepare = rt_cuda_graph_prepare,
+    .graph_release = rt_cuda_graph_release,
 };
 
 RT_PLUGIN_DEFINE(cuda, RT_PLUGIN_BACKEND, PACKAGE_VERSION, "Apache-2.0",

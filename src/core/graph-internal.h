@@ -50,6 +50,7 @@ struct rt_graph {
     bool layout_done;
     bool optimizer_done;
     bool planned;
+    bool prepared;          /* the backend's graph_prepare succeeded: call graph_release */
     /* optimizer */
     int n_groups;
     rt_adamw_group *groups; /* initial values written at allocation */

@@ -210,6 +210,12 @@ static gboolean fill_initial(rt_graph *g, GError **error)
     return rt_optim_write_initial_state(g, error);
 }
 
+/* Whether a backend built against an older header has the slot ending at byte end. */
+static bool has_slot(const rt_backend_i *backend, size_t end)
+{
+    return backend->struct_size >= end;
+}
+
 static size_t workspace_of(rt_backend_device *dev, const rt_node *node)
 {
     (void)dev;
@@ -227,6 +233,12 @@ gboolean rt_graph_plan(rt_graph *g, const rt_backend_i *backend, rt_backend_devi
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     "rt_graph_plan: the graph is already planned; build a new graph for another "
                     "backend or batch shape");
+        return FALSE;
+    }
+    if (g->backend) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "rt_graph_plan: an earlier rt_graph_plan of this graph failed after "
+                    "allocating its memory; build a new graph");
         return FALSE;
     }
     if (backend->struct_size < offsetof(rt_backend_i, node_workspace_size) ||
@@ -268,7 +280,17 @@ gboolean rt_graph_plan(rt_graph *g, const rt_backend_i *backend, rt_backend_devi
     if (!allocate(g, error))
         return FALSE;
     g->planned = true;
-    return fill_initial(g, error);
+    if (!fill_initial(g, error))
+        return FALSE;
+    if (has_slot(backend, offsetof(rt_backend_i, graph_release) + sizeof backend->graph_release) &&
+        backend->graph_prepare && backend->graph_release) {
+        if (!backend->graph_prepare(dev, g, error)) {
+            g->planned = false; /* rt_graph_compute refuses; rt_graph_free frees the storages */
+            return FALSE;
+        }
+        g->prepared = true;
+    }
+    return TRUE;
 }
 
 gboolean rt_graph_compute(rt_graph *g, GError **error)

@@ -51,6 +51,8 @@ void rt_graph_free(rt_graph *g)
 {
     if (!g)
         return;
+    if (g->prepared)
+        g->backend->graph_release(g->dev, g);
     if (g->backend)
         for (int s = 0; s < RT_STORAGE_COUNT; s++)
             if (g->buf[s].size && !rt_graph_borrows(g, (rt_storage)s))
@@ -73,6 +75,11 @@ void rt_graph_free(rt_graph *g)
 gboolean rt_graph_is_training(const rt_graph *g)
 {
     return (g->flags & RT_GRAPH_TRAIN) != 0;
+}
+
+uint32_t rt_graph_flags(const rt_graph *g)
+{
+    return g->flags;
 }
 
 void rt_graph_set_compute_dtype(rt_graph *g, rt_dtype dtype)

@@ -68,3 +68,7 @@ check_PROGRAMS += tests/test-graph-api
 TESTS += tests/test-graph-api
 tests_test_graph_api_SOURCES = tests/test-graph-api.c tests/graph-test.h
 tests_test_graph_api_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-graph-backend
+TESTS += tests/test-graph-backend
+tests_test_graph_backend_SOURCES = tests/test-graph-backend.c tests/graph-test.h
+tests_test_graph_backend_LDADD = $(RT_TEST_LIBS)
