@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "core/json-write.h"
 #include "core/options-private.h"
 
 /* ---------------------------------------------------------------- loading */
@@ -120,75 +121,10 @@ static void indent_to(GString *s, int depth)
         g_string_append_c(s, ' ');
 }
 
-void opt_append_json_string(GString *s, const char *text)
-{
-    g_string_append_c(s, '"');
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
-        switch (*p) {
-        case '"':
-            g_string_append(s, "\\\"");
-            break;
-        case '\\':
-            g_string_append(s, "\\\\");
-            break;
-        case '\b':
-            g_string_append(s, "\\b");
-            break;
-        case '\f':
-            g_string_append(s, "\\f");
-            break;
-        case '\n':
-            g_string_append(s, "\\n");
-            break;
-        case '\r':
-            g_string_append(s, "\\r");
-            break;
-        case '\t':
-            g_string_append(s, "\\t");
-            break;
-        default:
-            if (*p < 0x20)
-                g_string_append_printf(s, "\\u%04x", *p);
-            else
-                g_string_append_c(s, (char)*p);
-        }
-    }
-    g_string_append_c(s, '"');
-}
-
+/* Values as Python's json.dump(indent=4) writes them, so the file reads like LeRobot's. */
 static void emit_value(GString *s, JsonNode *v, int depth)
 {
-    if (JSON_NODE_HOLDS_NULL(v)) {
-        g_string_append(s, "null");
-    } else if (JSON_NODE_HOLDS_ARRAY(v)) {
-        JsonArray *a = json_node_get_array(v);
-        guint n = json_array_get_length(a);
-        if (n == 0) {
-            g_string_append(s, "[]");
-            return;
-        }
-        g_string_append_c(s, '[');
-        for (guint i = 0; i < n; i++) {
-            g_string_append(s, i ? ",\n" : "\n");
-            indent_to(s, depth + 1);
-            emit_value(s, json_array_get_element(a, i), depth + 1);
-        }
-        g_string_append_c(s, '\n');
-        indent_to(s, depth);
-        g_string_append_c(s, ']');
-    } else {
-        GType t = json_node_get_value_type(v);
-        if (t == G_TYPE_BOOLEAN) {
-            g_string_append(s, json_node_get_boolean(v) ? "true" : "false");
-        } else if (t == G_TYPE_INT64) {
-            g_string_append_printf(s, "%" G_GINT64_FORMAT, json_node_get_int(v));
-        } else if (t == G_TYPE_DOUBLE) {
-            g_autofree char *d = opt_format_double(json_node_get_double(v));
-            g_string_append(s, d);
-        } else {
-            opt_append_json_string(s, json_node_get_string(v));
-        }
-    }
+    rt_json_append_at(s, v, 4, depth);
 }
 
 /* Whether a subtree has anything to write. */
@@ -214,7 +150,7 @@ static void emit_group(GString *s, GNode *group, int depth)
         g_string_append(s, first ? "\n" : ",\n");
         first = FALSE;
         indent_to(s, depth + 1);
-        opt_append_json_string(s, on->name);
+        rt_json_append_string(s, on->name);
         g_string_append(s, ": ");
         if (on->entry)
             emit_value(s, on->entry->value, depth + 1);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/json-write.h"
 #include "core/options-private.h"
 
 /* ---------------------------------------------------------------- descriptions */
@@ -637,7 +638,7 @@ char *opt_value_to_text(const rt_option *row, JsonNode *value)
         if (i)
             g_string_append_c(s, ',');
         if (json_is(item, G_TYPE_STRING)) {
-            opt_append_json_string(s, json_node_get_string(item));
+            rt_json_append_string(s, json_node_get_string(item));
         } else {
             g_autofree char *t = item_to_text(item);
             g_string_append(s, t);

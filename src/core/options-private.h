@@ -98,8 +98,6 @@ char *opt_format_double(double v);
 /* Fails, describing the first one, when JSON text holds an integer that does not fit in 64 bits
  * (json-glib would wrap it silently). */
 gboolean opt_json_check_integers(const char *text, gsize length, GString *problem);
-/* Appends text as a JSON string literal. */
-void opt_append_json_string(GString *s, const char *text);
 /* A boolean word: 1 true, 0 false, -1 neither. */
 int opt_parse_bool_word(const char *text);
 

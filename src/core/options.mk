@@ -7,6 +7,8 @@ librobotrain_la_SOURCES += \
 	src/core/option-args.c \
 	src/core/option-help.c \
 	src/core/config-json.c \
+	src/core/json-write.c \
+	src/core/json-write.h \
 	src/core/config-keyfile.c \
 	src/core/config-write.c \
 	src/core/suggest.c \

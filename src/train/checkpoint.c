@@ -13,7 +13,7 @@
 #include <robotrain/safetensors.h>
 
 #include "train/checkpoint-private.h"
-#include "train/json-write.h"
+#include "core/json-write.h"
 #include "train/train-options.h"
 
 char *rt_checkpoint_step_name(int64_t step, int64_t total_steps)

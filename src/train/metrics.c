@@ -11,7 +11,7 @@
 
 #include <robotrain/error.h>
 
-#include "train/json-write.h"
+#include "core/json-write.h"
 #include "train/metrics.h"
 
 #define MAX_METERS 32

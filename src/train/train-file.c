@@ -7,7 +7,7 @@
 #include <robotrain/error.h>
 
 #include "core/options-private.h"
-#include "train/json-write.h"
+#include "core/json-write.h"
 #include "train/train-options.h"
 
 struct rt_train_file {

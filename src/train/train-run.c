@@ -16,7 +16,7 @@
 #include "data/normalize.h"
 #include "data/sampler.h"
 #include "train/checkpoint.h"
-#include "train/json-write.h"
+#include "core/json-write.h"
 #include "train/metrics.h"
 #include "train/stop.h"
 #include "train/train-run.h"

@@ -1,7 +1,5 @@
 ## src/train: the training loop, checkpoints, schedules, metrics (see the top-level Makefile.am).
 librobotrain_la_SOURCES += \
-	src/train/json-write.c \
-	src/train/json-write.h \
 	src/train/checkpoint.c \
 	src/train/checkpoint-load.c \
 	src/train/checkpoint.h \

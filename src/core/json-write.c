@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/options-private.h"
-#include "train/json-write.h"
+#include "core/json-write.h"
 
 void rt_json_append_double(GString *out, double value)
 {
@@ -143,6 +143,11 @@ static void append_node(GString *out, JsonNode *node, int indent, int depth)
 void rt_json_append(GString *out, JsonNode *node, int indent)
 {
     append_node(out, node, indent, 0);
+}
+
+void rt_json_append_at(GString *out, JsonNode *node, int indent, int depth)
+{
+    append_node(out, node, indent, depth);
 }
 
 char *rt_json_to_text(JsonNode *node, int indent, gboolean newline)

@@ -1,4 +1,4 @@
-/* src/train/json-write.h: JSON text exactly as Python's json module writes it.
+/* src/core/json-write.h: JSON text exactly as Python's json module writes it.
  *
  * LeRobot writes every JSON file of a checkpoint with Python's json.dump: train_config.json and
  * config.json with indent=4, the processor files with indent=2, training_step.json and
@@ -14,8 +14,8 @@
  *   - strings with Python's escapes (\", \\, \n, \r, \t, \b, \f, other controls as \u00XX) and,
  *     as ensure_ascii=True does, every non-ASCII character as \uXXXX (surrogate pairs above
  *     U+FFFF). */
-#ifndef ROBOTRAIN_TRAIN_JSON_WRITE_H
-#define ROBOTRAIN_TRAIN_JSON_WRITE_H
+#ifndef ROBOTRAIN_CORE_JSON_WRITE_H
+#define ROBOTRAIN_CORE_JSON_WRITE_H
 
 #include <json-glib/json-glib.h>
 
@@ -23,6 +23,9 @@ G_BEGIN_DECLS
 
 /* Appends node as JSON text to out (no trailing newline). */
 void rt_json_append(GString *out, JsonNode *node, int indent);
+/* The same for a node nested depth levels deep in a document being written (its closing
+ * bracket is indented by depth * indent spaces). */
+void rt_json_append_at(GString *out, JsonNode *node, int indent, int depth);
 
 /* node as JSON text followed by a newline when indent >= 0 (json.dump writes none; LeRobot's
  * files have none either: pass newline FALSE to match them). Returns (transfer full) a string to
