@@ -30,8 +30,8 @@ EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.
 tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
 tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
 
-TESTS += tests/train-cli.sh tests/train-docs.sh
-EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh
+TESTS += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh
+EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh
 
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
