@@ -40,5 +40,17 @@ awk -v a="$first_loss" -v b="$last_loss" 'BEGIN { exit !(a > 0 && b < a / 4) }'
 tap_result $? "the loss falls to under a quarter ($first_loss -> $last_loss)"
 awk -v l="$last_l1" 'BEGIN { exit !(l != "" && l < 0.5) }'
 tap_result $? "l1_loss $last_l1 < 0.5 (the best constant action gives 0.83)"
+
+# The checkpoint loads back: fine-tuning from it with lr 0 for one step writes the same bytes,
+# and its first loss is the trained policy's (a fresh one starts near 0.8).
+ok_run "fine-tune from the checkpoint (--policy.path)" "$R" train --dataset.repo_id=robotrain/example \
+  "--dataset.root=$example" "--policy.path=$T/run/checkpoints/last/pretrained_model" --policy.push_to_hub=false \
+  --use_policy_training_preset=false --optimizer.lr=0 --steps=1 --log_freq=1 "--output_dir=$T/tune"
+cmp -s "$T/run/checkpoints/000100/pretrained_model/model.safetensors" \
+  "$T/tune/checkpoints/000001/pretrained_model/model.safetensors"
+tap_result $? "lr 0: model.safetensors byte for byte the same"
+tuned_l1=$(sed -n 's/.*"l1_loss": *\([-0-9.eE+]*\).*/\1/p' "$T/tune/metrics.jsonl")
+awk -v l="$tuned_l1" 'BEGIN { exit !(l != "" && l < 0.5) }'
+tap_result $? "the loaded policy's l1_loss $tuned_l1 is the trained one's (< 0.5)"
 echo "1..$tap_n"
 exit $tap_failed
