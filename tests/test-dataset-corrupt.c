@@ -634,6 +634,14 @@ DEF_TEST(inconsistent_files)
         root, epath);
     EXPECT_MESSAGE(err, fx, "data/chunq-000/file-000.parquet", want);
 
+    /* ... more episodes than the episodes table lists: a file of it was lost */
+    OK((text = replace(info, "\"total_episodes\": 2", "\"total_episodes\": 3")) != NULL);
+    err = read_with(fx, "meta/info.json", text, strlen(text));
+    g_free(text);
+    OK(err && err->code == RT_ERROR_FORMAT);
+    EXPECT_MESSAGE(err, fx, "meta", ": the episodes table lists 2 episodes but info.json has total_episodes=3; a "
+                                    "file of meta/episodes/ is missing or damaged: download the dataset again");
+
     /* ... a camera the episodes table has no columns for */
     OK((text = replace(info, "\"observation.images.cam\"", "\"observation.images.cap\"")) != NULL);
     err = read_with(fx, "meta/info.json", text, strlen(text));
@@ -706,11 +714,11 @@ DEF_TEST(inconsistent_files)
         p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
     OK(p != NULL);
     err = read_with(fx, "meta/episodes.jsonl", lines, (gsize)(p - lines));
-    OK(err && err->code == RT_ERROR_INVALID_ARG);
+    OK(err && err->code == RT_ERROR_FORMAT);
     g_free(want);
-    want = g_strdup_printf("episode 29 is not in the dataset %s: its 10 episodes are numbered 0 to 9 (in "
-                           "%s/meta/episodes.jsonl)",
-                           root, root);
+    want = g_strdup_printf("%s/meta: the episodes table lists 10 episodes but info.json has total_episodes=100; "
+                           "a file of meta/episodes.jsonl is missing or damaged: download the dataset again",
+                           root);
     EXPECT_EQ_STR(want, err->message);
     g_clear_error(&err);
 

@@ -295,6 +295,16 @@ static gboolean load_episodes(rt_dataset *ds, GError **error)
     if (!ds->meta_eps)
         return FALSE;
     GArray *a = ds->meta_eps->episodes;
+    /* A lost file of meta/episodes/ (or lines of episodes.jsonl) would otherwise drop its
+     * episodes without a word: the table must list what info.json counts. */
+    if ((int64_t)a->len != ds->info->total_episodes) {
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s/meta: the episodes table lists %u episodes but info.json has total_episodes=%" G_GINT64_FORMAT
+                    "; a file of %s is missing or damaged: download the dataset again",
+                    ds->root, a->len, ds->info->total_episodes,
+                    ds->info->version_major >= 3 ? "meta/episodes/" : "meta/episodes.jsonl");
+        return FALSE;
+    }
     ds->n_episodes = a->len;
     ds->episodes = g_new0(rt_episode, a->len ? a->len : 1);
     for (guint i = 0; i < a->len; i++) {
