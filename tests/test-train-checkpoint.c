@@ -289,7 +289,8 @@ DEF_TEST(layout_and_contents)
                   "policy_preprocessor_step_3_normalizer_processor.safetensors train_config.json",
                   pm_files);
     EXPECT_EQ_STR(
-        "optimizer_param_groups.json optimizer_state.safetensors robotrain_state.json training_step.json",
+        "optimizer_param_groups.json optimizer_state.safetensors rng_state.safetensors robotrain_state.json "
+        "training_step.json",
         ts_files);
 
     /* model.safetensors: every parameter and buffer by name, float32, metadata format pt */

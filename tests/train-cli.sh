@@ -58,7 +58,8 @@ for f in 000001/pretrained_model/model.safetensors 000002/pretrained_model/confi
   000002/pretrained_model/policy_postprocessor.json \
   000002/pretrained_model/policy_postprocessor_step_0_unnormalizer_processor.safetensors \
   000002/training_state/training_step.json 000002/training_state/optimizer_state.safetensors \
-  000002/training_state/optimizer_param_groups.json 000002/training_state/robotrain_state.json; do
+  000002/training_state/optimizer_param_groups.json 000002/training_state/robotrain_state.json \
+  000002/training_state/rng_state.safetensors; do
   [ -f "$T/a/checkpoints/$f" ]; tap_result $? "checkpoints/$f"
 done
 [ "$(readlink "$T/a/checkpoints/last")" = 000002 ]; tap_result $? "last -> 000002"

@@ -13,6 +13,7 @@
 #include <robotrain/safetensors.h>
 
 #include "train/checkpoint-private.h"
+#include "train/rng-state.h"
 #include "core/json-write.h"
 #include "train/train-options.h"
 
@@ -532,6 +533,23 @@ static gboolean save_scheduler(save_ctx *c, GError **error)
     return ok;
 }
 
+/* LeRobot's generator states (rng-state.h), so that LeRobot can resume this checkpoint. */
+static gboolean save_rng_state(save_ctx *c, GError **error)
+{
+    const rt_checkpoint_save_info *info = c->info;
+    rt_lerobot_rng_state *state = g_new(rt_lerobot_rng_state, 1);
+    g_ptr_array_add(c->buffers, state);
+    rt_lerobot_rng_state_seed(state, (uint32_t)(info->seed + (uint64_t)info->step));
+    const char *device = info->cfg && rt_config_lookup(info->cfg, "policy.device")
+                             ? rt_config_get_string(info->cfg, "policy.device")
+                             : NULL;
+    rt_safetensors_writer *w = rt_safetensors_writer_new();
+    gboolean ok = rt_lerobot_rng_state_add(state, device && g_str_has_prefix(device, "cuda"), w, error) &&
+                  write_safetensors(c, RT_TRAINING_STATE_DIR "/" RT_RNG_STATE_FILE, w, error);
+    rt_safetensors_writer_free(w);
+    return ok;
+}
+
 static gboolean save_training_state(save_ctx *c, GError **error)
 {
     const rt_checkpoint_save_info *info = c->info;
@@ -544,7 +562,7 @@ static gboolean save_training_state(save_ctx *c, GError **error)
     JsonNode *node = object_node(step);
     gboolean ok = write_json(c, RT_TRAINING_STATE_DIR "/" RT_TRAINING_STEP_FILE, node, 4, error);
     json_node_unref(node);
-    if (!ok || !save_optimizer(c, error) || !save_scheduler(c, error))
+    if (!ok || !save_optimizer(c, error) || !save_scheduler(c, error) || !save_rng_state(c, error))
         return FALSE;
 
     JsonObject *state = json_object_new();

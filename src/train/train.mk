@@ -14,21 +14,28 @@ librobotrain_la_SOURCES += \
 	src/train/train-file.c \
 	src/train/train-options.h \
 	src/train/train-run.c \
-	src/train/train-run.h
+	src/train/train-run.h \
+	src/train/rng-state.c \
+	src/train/rng-state.h
 robotrain_SOURCES += src/cli/cmd-train.c
 
 check_PROGRAMS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint \
-	tests/test-train-metrics
-TESTS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint tests/test-train-metrics
+	tests/test-train-metrics tests/test-train-rng-state
+TESTS += tests/test-train-schedule tests/test-train-options tests/test-train-checkpoint tests/test-train-metrics \
+	tests/test-train-rng-state
 tests_test_train_schedule_SOURCES = tests/test-train-schedule.c
 tests_test_train_schedule_LDADD = $(RT_TEST_LIBS)
 tests_test_train_options_SOURCES = tests/test-train-options.c
 tests_test_train_options_LDADD = $(RT_TEST_LIBS)
 tests_test_train_checkpoint_SOURCES = tests/test-train-checkpoint.c tests/graph-test.h
 tests_test_train_checkpoint_LDADD = $(RT_TEST_LIBS)
-EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json
+EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json \
+	tests/data/train/make-rng-state.py tests/data/train/rng-state-1005.safetensors \
+	tests/data/train/rng-state-4294967295.safetensors
 tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
 tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
+tests_test_train_rng_state_SOURCES = tests/test-train-rng-state.c
+tests_test_train_rng_state_LDADD = $(RT_TEST_LIBS)
 
 TESTS += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh
 EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh
