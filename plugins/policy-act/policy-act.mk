@@ -9,7 +9,8 @@ librobotrain_la_SOURCES += \
 	src/core/policy-check.h \
 	src/core/policy-check.c \
 	src/core/policy-info.c
-robotrain_SOURCES += src/cli/cmd-policy.c
+robotrain_SOURCES += src/cli/cmd-policy.c src/cli/cmd-policy.h src/cli/cmd-policy-bench.c
+robotrain_LDADD += $(LIBM)
 
 plugin_LTLIBRARIES += plugins/policy-act.la
 plugins_policy_act_la_SOURCES = \
