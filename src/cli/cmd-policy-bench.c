@@ -24,9 +24,9 @@
     "[--image_shape=CxHxW]\n"                                                                                \
     "         [--state_dim=N] [--action_dim=N] [--batch_size=N] [--steps=N] [--warmup=N] [--threads=N] "       \
     "[--seed=N]\n\n"                                                                                         \
-    "Times full training steps of a policy (forward, backward, gradient clipping, AdamW) on random inputs "   \
-    "in memory, on the CPU, and prints the median, fastest and slowest seconds per step and the samples per " \
-    "second; give --policy.type=act to see its options."
+    "Times full training steps of a policy (forward, backward, gradient clipping, AdamW) on random inputs\n" \
+    "in memory, on the CPU, and prints the median, fastest and slowest seconds per step and the samples\n"    \
+    "per second; give --policy.type=act to see its options."
 
 static const rt_option bench_options[] = {
     {.key = "cameras", .type = RT_OPT_INT, .default_value = "1", .min = 0, .max = 64, .flags = RT_OPT_RANGE,
