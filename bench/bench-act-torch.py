@@ -227,8 +227,9 @@ def parse_args(argv):
     a.add_argument("--threads", type=int, default=0, help="0: torch's default")
     a.add_argument("--seed", type=int, default=1000)
     a.add_argument("--count_only", action="store_true", help="print the parameter count and stop")
-    # ACT's options, LeRobot's defaults (the --policy.* flags of robotrain)
-    for key, default in (("chunk_size", 100), ("dim_model", 512), ("n_heads", 8), ("dim_feedforward", 3200),
+    # ACT's options, LeRobot's defaults (the --policy.* flags of robotrain; n_action_steps only
+    # matters at inference and is accepted for the same command lines)
+    for key, default in (("chunk_size", 100), ("n_action_steps", 100), ("dim_model", 512), ("n_heads", 8), ("dim_feedforward", 3200),
                          ("n_encoder_layers", 4), ("n_decoder_layers", 1), ("n_vae_encoder_layers", 4),
                          ("latent_dim", 32)):
         a.add_argument("--" + key, type=int, default=default)
