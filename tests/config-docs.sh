@@ -20,7 +20,9 @@ dataset info|robotrain-dataset.pod
 dataset show|robotrain-dataset.pod
 policy check|robotrain-policy.pod
 policy info|robotrain-policy.pod
-policy info --policy.type=act|robotrain-policy.pod'
+policy info --policy.type=act|robotrain-policy.pod
+policy bench|robotrain-policy.pod
+policy bench --policy.type=act|robotrain-policy.pod'
 
 # in_section FILE HEADER_PREFIX GROUP LINE_PREFIX: a line starting with LINE_PREFIX in FILE,
 # inside the section whose header is HEADER_PREFIX[GROUP] ("[" for help, "=head2 [" for POD)

@@ -9,7 +9,8 @@ librobotrain_la_SOURCES += \
 	src/core/policy-check.h \
 	src/core/policy-check.c \
 	src/core/policy-info.c
-robotrain_SOURCES += src/cli/cmd-policy.c
+robotrain_SOURCES += src/cli/cmd-policy.c src/cli/cmd-policy.h src/cli/cmd-policy-bench.c
+robotrain_LDADD += $(LIBM)
 
 plugin_LTLIBRARIES += plugins/policy-act.la
 plugins_policy_act_la_SOURCES = \
@@ -36,7 +37,8 @@ tests_test_act_SOURCES = tests/test-act.c tests/graph-test.h
 tests_test_act_LDADD = $(RT_TEST_LIBS)
 TESTS += tests/policy-info.sh
 EXTRA_DIST += tests/policy-info.sh tests/data/act/README tests/data/act/act-state-dict.tsv
-TESTS += tests/policy-check.sh
+TESTS += tests/policy-check.sh tests/policy-bench.sh
+EXTRA_DIST += tests/policy-bench.sh
 EXTRA_DIST += tests/policy-check.sh
 check_PROGRAMS += tests/test-act-check
 TESTS += tests/test-act-check

@@ -1,4 +1,5 @@
-/* robotrain policy: check a policy against a reference run (check), or describe one (info). */
+/* robotrain policy: check a policy against a reference run (check), or describe one (info); the
+ * benchmark (bench) is in cmd-policy-bench.c. */
 #include "config.h"
 
 #include <stdio.h>
@@ -8,6 +9,7 @@
 
 #include <robotrain/robotrain.h>
 
+#include "cli/cmd-policy.h"
 #include "cli/commands.h"
 #include "core/policy-check.h"
 
@@ -35,10 +37,9 @@ static const rt_option info_options[] = {
              "and index in the optimizer's state, tab-separated."},
 };
 
-static const rt_option plugin_path_option[] = {
-    {.key = "plugin_path", .type = RT_OPT_PATH, .default_value = NULL, .flags = RT_OPT_NULLABLE,
-     .help = "Folders to search for policy modules before all others, separated by ':'; each must exist."},
-};
+const rt_option rt_cli_policy_plugin_path_option = {
+    .key = "plugin_path", .type = RT_OPT_PATH, .default_value = NULL, .flags = RT_OPT_NULLABLE,
+    .help = "Folders to search for policy modules before all others, separated by ':'; each must exist."};
 
 typedef struct subcommand {
     const char *name;
@@ -51,9 +52,10 @@ static const subcommand subcommands[] = {
     {"check", "compare a policy with a reference run stored in a case file", check_options,
      G_N_ELEMENTS(check_options)},
     {"info", "print a policy's parameter counts and state-dict keys", info_options, G_N_ELEMENTS(info_options)},
+    {"bench", "time training steps of a policy on random inputs", NULL, 0},
 };
 
-static void print_error(const char *message)
+void rt_cli_policy_print_error(const char *message)
 {
     g_auto(GStrv) lines = g_strsplit(message, "\n", -1);
     for (size_t i = 0; lines[i]; i++)
@@ -62,7 +64,7 @@ static void print_error(const char *message)
 
 static int fail(GError *error, int status)
 {
-    print_error(error->message);
+    rt_cli_policy_print_error(error->message);
     g_error_free(error);
     return status;
 }
@@ -71,15 +73,17 @@ static void print_usage(FILE *out)
 {
     fprintf(out, "usage: robotrain policy check --case=FILE [--tolerance=FLOAT] [--dtype=f32|f64]\n"
                  "   or: robotrain policy info --policy.type=NAME [--policy.KEY=VALUE ...] [--keys]\n"
+                 "   or: robotrain policy bench --policy.type=NAME [--policy.KEY=VALUE ...] [--cameras=N] "
+                 "[--image_shape=CxHxW]\n"
+                 "                              [--state_dim=N] [--action_dim=N] [--batch_size=N] [--steps=N] "
+                 "[--warmup=N] [--threads=N]\n"
                  "\nsubcommands:\n");
     for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
         fprintf(out, "  %-6s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(out, "\nSee 'robotrain policy <subcommand> --help' and robotrain-policy(1).\n");
 }
 
-/* The registry of the search path: --plugin_path, $ROBOTRAIN_PLUGIN_PATH, [core] plugin_path of
- * the default launch configuration (when the file exists), the user's and the installed folder. */
-static rt_plugin_registry *open_registry(const char *plugin_path, GError **error)
+rt_plugin_registry *rt_cli_policy_registry(const char *plugin_path, GError **error)
 {
     g_autoptr(rt_config) lc = rt_launch_config_new();
     g_autofree char *lc_path = rt_launch_config_default_path();
@@ -98,7 +102,7 @@ static rt_plugin_registry *open_registry(const char *plugin_path, GError **error
 static int run_check(const rt_config *flags)
 {
     GError *error = NULL;
-    rt_plugin_registry *registry = open_registry(rt_config_get_string(flags, "plugin_path"), &error);
+    rt_plugin_registry *registry = rt_cli_policy_registry(rt_config_get_string(flags, "plugin_path"), &error);
     if (!registry)
         return fail(error, RT_EXIT_FAILURE);
     rt_policy_check_options opt = {
@@ -127,7 +131,7 @@ static int run_info(int argc, char **argv)
 {
     g_autoptr(rt_config) flags = rt_config_new("robotrain policy info");
     GError *error = NULL;
-    if (!rt_config_add_options(flags, NULL, plugin_path_option, 1, &error) ||
+    if (!rt_config_add_options(flags, NULL, &rt_cli_policy_plugin_path_option, 1, &error) ||
         !rt_config_add_options(flags, NULL, info_options, G_N_ELEMENTS(info_options), &error))
         g_error("robotrain policy: the option table is malformed: %s", error->message); /* a bug */
     g_autofree char *type = rt_config_peek_arg(argc, argv, "policy.type");
@@ -147,7 +151,7 @@ static int run_info(int argc, char **argv)
     rt_plugin_registry *registry = NULL;
     const rt_plugin_module *m = NULL;
     if (type) {
-        registry = open_registry(plugin_path, &error);
+        registry = rt_cli_policy_registry(plugin_path, &error);
         m = registry ? rt_policy_find_module(registry, type, &error) : NULL;
         if (!m || !rt_policy_add_options(flags, m->desc, &error)) {
             rt_plugin_registry_free(registry);
@@ -196,7 +200,7 @@ int rt_cmd_policy(int argc, char **argv)
         for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
             names[i] = subcommands[i].name;
         const char *near = rt_suggest_nearest(argv[1], names, G_N_ELEMENTS(names));
-        fprintf(stderr, "robotrain policy: '%s' is neither 'check' nor 'info'.", argv[1]);
+        fprintf(stderr, "robotrain policy: '%s' is not 'check', 'info' or 'bench'.", argv[1]);
         if (near)
             fprintf(stderr, " Did you mean '%s'?", near);
         fprintf(stderr, "\nSee 'robotrain policy --help'.\n");
@@ -204,10 +208,12 @@ int rt_cmd_policy(int argc, char **argv)
     }
     if (sub == &subcommands[1])
         return run_info(argc - 1, argv + 1);
+    if (sub == &subcommands[2])
+        return rt_cmd_policy_bench(argc - 1, argv + 1);
     g_autoptr(rt_config) flags = rt_config_new("robotrain policy check");
     GError *error = NULL;
     if (!rt_config_add_options(flags, NULL, check_options, G_N_ELEMENTS(check_options), &error) ||
-        !rt_config_add_options(flags, NULL, plugin_path_option, 1, &error))
+        !rt_config_add_options(flags, NULL, &rt_cli_policy_plugin_path_option, 1, &error))
         g_error("robotrain policy: the option table is malformed: %s", error->message); /* a bug */
     if (!rt_config_parse_args(flags, argc - 1, argv + 1, NULL, &error))
         return fail(error, RT_EXIT_USAGE);
