@@ -237,6 +237,19 @@ gboolean rt_graph_set_step(rt_graph *g, double step, GError **error)
     return write_state(g, g->step, 0, &step, 8, error);
 }
 
+gboolean rt_graph_get_step(rt_graph *g, double *step, GError **error)
+{
+    if (!need_optimizer(g, "rt_graph_get_step", error))
+        return FALSE;
+    if (!g->planned) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "the graph is not planned yet: call rt_graph_plan first");
+        return FALSE;
+    }
+    return g->backend->copy_to_host(g->dev, step, &g->buf[RT_STORAGE_STATE], g->step->offset, 8,
+                                    error);
+}
+
 /* The initial contents of the state storage (called once allocated). */
 gboolean rt_optim_write_initial_state(rt_graph *g, GError **error)
 {

@@ -1,5 +1,7 @@
 ## src/train: the training loop, checkpoints, schedules, metrics (see the top-level Makefile.am).
 librobotrain_la_SOURCES += \
+	src/train/amp.c \
+	src/train/amp.h \
 	src/train/checkpoint.c \
 	src/train/checkpoint-load.c \
 	src/train/checkpoint.h \
@@ -30,8 +32,8 @@ EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.
 tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
 tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
 
-TESTS += tests/train-cli.sh tests/train-docs.sh
-EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh
+TESTS += tests/train-cli.sh tests/train-docs.sh tests/train-amp.sh
+EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh tests/train-amp.sh
 
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
