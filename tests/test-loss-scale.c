@@ -183,9 +183,14 @@ DEF_TEST(overflow_skips)
         OK(rt_graph_read(b.g, b.w, w, sizeof w, &error) && rt_graph_read(b.g, b.b, bias, sizeof bias, &error));
         OK(memcmp(w, w0, sizeof w) == 0 && memcmp(bias, b0, sizeof bias) == 0);
     }
+    double adam_steps = -1;
+    OK(rt_graph_get_step(b.g, &adam_steps, &error));
+    EXPECT_NEAR(0, adam_steps, 0); /* no skipped step counted */
     double na = 0, nb = 0;
     OK(lin_step(&b, &nb));
     OK(lin_step(&a, &na));
+    OK(rt_graph_get_step(b.g, &adam_steps, &error));
+    EXPECT_NEAR(1, adam_steps, 0);
     rt_loss_scale_state s;
     OK(get_state(b.g, &s));
     OK(!s.found_inf && s.skipped == 5 && s.scale == 32768 && s.growth_tracker == 1);

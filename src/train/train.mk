@@ -31,6 +31,10 @@ tests_test_train_checkpoint_LDADD = $(RT_TEST_LIBS)
 EXTRA_DIST += tests/data/train/README tests/data/train/lerobot-act-train_config.json
 tests_test_train_metrics_SOURCES = tests/test-train-metrics.c
 tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-train-amp
+TESTS += tests/test-train-amp
+tests_test_train_amp_SOURCES = tests/test-train-amp.c
+tests_test_train_amp_LDADD = $(RT_TEST_LIBS)
 
 TESTS += tests/train-cli.sh tests/train-docs.sh tests/train-amp.sh
 EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh tests/train-amp.sh
