@@ -697,6 +697,115 @@ DEF_TEST(interrupted_saves)
     return 0;
 }
 
+/* Mixed precision: mixed_precision.json with GradScaler's state, read back; the optimizer's own
+ * step count (skipped fp16 steps) in optimizer_state.safetensors; bad files named. */
+static gboolean save_precision(net *m, rt_config *cfg, const char *out, const rt_ckpt_precision *p,
+                               double optimizer_step, char **dir, GError **error)
+{
+    rt_checkpoint_save_info info = {
+        .output_dir = out,
+        .step = 5,
+        .total_steps = TOTAL_STEPS,
+        .graph = m->g,
+        .order = m->order,
+        .groups = groups,
+        .cfg = cfg,
+        .stats = stats,
+        .n_stats = G_N_ELEMENTS(stats),
+        .num_processes = 1,
+        .batch_size = B,
+        .precision = p,
+        .has_optimizer_step = optimizer_step >= 0,
+        .optimizer_step = optimizer_step,
+    };
+    return rt_checkpoint_save(&info, dir, error);
+}
+
+static gboolean write_file(const char *dir, const char *name, const char *text)
+{
+    g_autofree char *path = g_build_filename(dir, name, NULL);
+    return g_file_set_contents(path, text, -1, NULL);
+}
+
+DEF_TEST(mixed_precision_state)
+{
+    net a, b;
+    OK(build(&a, 7, 3, FALSE, FALSE));
+    double loss;
+    OK(step_once(&a, 0, &loss));
+    g_autoptr(rt_config) cfg = train_config();
+    g_autofree char *out = g_build_filename(tmpdir, "amp", NULL);
+    GError *error = NULL;
+    g_autofree char *dir = NULL;
+    rt_ckpt_precision p = {
+        .mixed_precision = "fp16",
+        .has_scaler = TRUE,
+        .scaler_config = {65536, 2, 0.5, 2000},
+        .scaler = {.scale = 16384, .growth_tracker = 3, .skipped = 2},
+    };
+    /* 5 training steps, 2 of them skipped: AdamW stepped 3 times */
+    OK(save_precision(&a, cfg, out, &p, 3, &dir, &error));
+    EXPECT_NO_ERROR(error);
+    g_autofree char *text = read_text(dir, "training_state/mixed_precision.json");
+    EXPECT_EQ_STR("{\n    \"mixed_precision\": \"fp16\",\n    \"scaler\": {\n        \"scale\": 16384.0,\n"
+                  "        \"growth_factor\": 2.0,\n        \"backoff_factor\": 0.5,\n        \"growth_interval\": 2000,\n"
+                  "        \"_growth_tracker\": 3,\n        \"skipped_steps\": 2\n    }\n}",
+                  text);
+    g_autoptr(rt_checkpoint) ck = rt_checkpoint_open(dir, &error);
+    OK(ck);
+    rt_ckpt_precision q;
+    OK(rt_checkpoint_get_precision(ck, &q));
+    OK(strcmp(q.mixed_precision, "fp16") == 0 && q.has_scaler && q.scaler.scale == 16384 &&
+       q.scaler.growth_tracker == 3 && q.scaler.skipped == 2 && q.scaler_config.growth_factor == 2 &&
+       q.scaler_config.backoff_factor == 0.5 && q.scaler_config.growth_interval == 2000);
+    EXPECT_EQ_INT(5, (int)rt_checkpoint_step(ck));
+    OK(build(&b, 99, 3, FALSE, FALSE));
+    OK(rt_checkpoint_load_optimizer(ck, b.g, b.order, &error));
+    EXPECT_NO_ERROR(error);
+    double step = -1;
+    OK(rt_graph_get_step(b.g, &step, &error));
+    EXPECT_NEAR(3, step, 0);
+    destroy(&b);
+
+    /* bf16: the precision only; float32: no file */
+    g_autofree char *out2 = g_build_filename(tmpdir, "amp-bf16", NULL);
+    g_autofree char *dir2 = NULL;
+    rt_ckpt_precision bf = {.mixed_precision = "bf16"};
+    OK(save_precision(&a, cfg, out2, &bf, -1, &dir2, &error));
+    g_autofree char *text2 = read_text(dir2, "training_state/mixed_precision.json");
+    EXPECT_EQ_STR("{\n    \"mixed_precision\": \"bf16\"\n}", text2);
+    g_autofree char *out3 = g_build_filename(tmpdir, "amp-f32", NULL);
+    g_autofree char *dir3 = NULL;
+    OK(save_precision(&a, cfg, out3, NULL, -1, &dir3, &error));
+    g_autofree char *path3 = g_build_filename(dir3, "training_state", "mixed_precision.json", NULL);
+    OK(!g_file_test(path3, G_FILE_TEST_EXISTS));
+    g_autoptr(rt_checkpoint) ck3 = rt_checkpoint_open(dir3, &error);
+    OK(ck3 && !rt_checkpoint_get_precision(ck3, &q));
+
+    /* damaged files are refused, naming the file and the key */
+    g_autofree char *file = g_build_filename(dir, "training_state", "mixed_precision.json", NULL);
+    static const struct {
+        const char *text, *message;
+    } bad[] = {
+        {"{\"mixed_precision\": \"fp8\"}", "expected an object with \"mixed_precision\": \"fp16\" or \"bf16\""},
+        {"{\"mixed_precision\": \"fp16\", \"scaler\": {\"scale\": 0, \"growth_factor\": 2, "
+         "\"backoff_factor\": 0.5, \"growth_interval\": 2000, \"_growth_tracker\": 0}}",
+         "scaler: scale 0, growth_factor 2, backoff_factor 0.5: the scale must be a positive float32"},
+        {"{\"mixed_precision\": \"fp16\", \"scaler\": {\"scale\": 8, \"growth_factor\": 2, "
+         "\"backoff_factor\": 0.5, \"growth_interval\": 2000}}",
+         "scaler:  has no \"_growth_tracker\""},
+        {"{\"mixed_precision\": \"fp16\", \"scaler\": 3}", "\"scaler\" must be an object"},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+        OK(write_file(dir, "training_state/mixed_precision.json", bad[i].text));
+        OK(!rt_checkpoint_open(dir, &error));
+        g_autofree char *want = g_strdup_printf("%s: %s", file, bad[i].message);
+        EXPECT_ERROR(error, want);
+    }
+    destroy(&a);
+    return 0;
+}
+
 int main(void)
 {
     tmpdir = g_dir_make_tmp("test-train-checkpoint-XXXXXX", NULL);
@@ -705,6 +814,7 @@ int main(void)
     RUN_TEST(resume_is_bit_exact);
     RUN_TEST(load_errors);
     RUN_TEST(interrupted_saves);
+    RUN_TEST(mixed_precision_state);
     g_autofree char *rm = g_strdup_printf("rm -rf '%s'", tmpdir);
     if (system(rm) != 0)
         printf("# could not remove %s\n", tmpdir);

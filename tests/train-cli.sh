@@ -26,9 +26,10 @@ fail_run 2 "push_to_hub without a repo id" "$R" train --dataset.repo_id=x/y --po
 contains "LeRobot's message" "$T/err" "'repo_id' argument missing. Please specify it to push the model to the hub"
 fail_run 2 "push_to_hub is not there yet" "$R" train --dataset.repo_id=x/y --policy.type=act --policy.repo_id=u/m
 contains "refused loudly" "$T/err" "--policy.push_to_hub=true: uploading to the Hub is not part of robotrain train yet"
-fail_run 2 "use_amp is not there yet" "$R" train --dataset.repo_id=x/y --policy.type=act \
-  --policy.push_to_hub=false --policy.use_amp=true
-contains "use_amp refused loudly" "$T/err" "--policy.use_amp=true: mixed precision is not wired into robotrain train yet"
+# (--policy.use_amp and ROBOTRAIN_MIXED_PRECISION: tests/train-amp.sh)
+fail_run 2 "use_amp against the launcher's precision" env ROBOTRAIN_MIXED_PRECISION=no "$R" train \
+  --dataset.repo_id=x/y --policy.type=act --policy.push_to_hub=false --policy.use_amp=true
+contains "the conflict named" "$T/err" "--policy.use_amp=true conflicts with ROBOTRAIN_MIXED_PRECISION=no"
 fail_run 2 "resume without a config path" "$R" train --dataset.repo_id=x/y --policy.type=act \
   --policy.push_to_hub=false --resume=true
 contains "resume: the message" "$T/err" "A config_path is expected when resuming a run"

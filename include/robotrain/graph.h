@@ -172,6 +172,9 @@ gboolean rt_graph_add_adamw(rt_graph *g, const rt_adamw_group *groups, int n_gro
 gboolean rt_graph_set_lr(rt_graph *g, int group, double lr, GError **error);
 gboolean rt_graph_set_max_grad_norm(rt_graph *g, double max_norm, GError **error);
 gboolean rt_graph_set_step(rt_graph *g, double step, GError **error);
+/* The step count now: the optimizer steps done (less than the training steps when loss
+ * scaling skipped some, robotrain/loss-scale.h). */
+gboolean rt_graph_get_step(rt_graph *g, double *step, GError **error);
 
 /* Counter-based randomness (Philox 4x32-10): the value drawn for an element depends only on
  * (seed, step, the random node's id, the element's index), so runs are reproducible and

@@ -73,8 +73,14 @@ typedef enum {
     RT_OP_STEP_INC,               /* (step f64[1]) -> step += 1, in place */
     RT_OP_GRAD_NORM,              /* (grads flat) -> L2 norm f32 scalar */
     RT_OP_CLIP_GRAD,              /* (grads flat, norm, hyper) -> grads scaled in place */
-    RT_OP_ADAMW,                  /* (param, grad, m, v, hyper, step) -> updated in place;
-                                     ip0 group index into hyper */
+    RT_OP_ADAMW,                  /* (param, grad, m, v, hyper, step, scaler?) -> updated in
+                                     place; ip0 group index into hyper. With the scaler state
+                                     (robotrain/loss-scale.h): nothing when its found-inf is set
+                                     (step_inc likewise: (step, scaler?)) */
+    RT_OP_AMP_UNSCALE,            /* (grads flat, scaler f64[4]) -> found-inf = any non-finite
+                                     grad, then grads *= 1/scale, in place */
+    RT_OP_AMP_UPDATE,             /* (scaler) -> GradScaler.update() in place; ip0 growth
+                                     interval; fp0 growth, fp1 backoff factor */
     RT_OP_COUNT
 } rt_op;
 

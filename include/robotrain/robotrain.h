@@ -12,6 +12,7 @@
 #include <robotrain/tensor.h>
 #include <robotrain/graph.h>
 #include <robotrain/ops.h>
+#include <robotrain/loss-scale.h>
 #include <robotrain/safetensors.h>
 #include <robotrain/world.h>
 #include <robotrain/store.h>

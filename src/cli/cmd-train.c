@@ -10,6 +10,7 @@
 #include <robotrain/robotrain.h>
 
 #include "cli/commands.h"
+#include "train/amp.h"
 #include "train/stop.h"
 #include "train/train-options.h"
 #include "train/train-run.h"
@@ -73,12 +74,10 @@ static gboolean check_supported(const rt_config *cfg, GError **error)
             "--policy.push_to_hub=false and upload the checkpoint's pretrained_model folder yourself");
         return FALSE;
     }
-    if (rt_config_get_bool(cfg, "policy.use_amp")) {
-        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "--policy.use_amp=true: mixed precision is not wired into robotrain train yet; it trains in "
-                    "float32 (pass --policy.use_amp=false)");
+    rt_amp_env amp_env;
+    rt_amp_env_from_process(&amp_env);
+    if (!rt_train_amp_check(cfg, &amp_env, error))
         return FALSE;
-    }
     if (rt_config_get_bool(cfg, "wandb.enable")) {
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
                     "--wandb.enable=true: W&B logging is not part of robotrain train yet; the metrics are in "

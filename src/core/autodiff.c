@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "core/loss-scale-private.h"
 #include "core/ops-common.h"
 
 typedef struct slice_grad {
@@ -214,7 +215,9 @@ gboolean rt_graph_backward(rt_graph *g, GError **error)
                     "(declare the weights with rt_param)");
         goto out;
     }
-    rt_ad_add(&ad, loss, rt_fill(g, loss->dtype, loss->ndim, loss->shape, 1.0));
+    /* scaler.scale(loss).backward(): with loss scaling the seed is the scale, not 1 */
+    rt_ad_add(&ad, loss, g->amp_state ? rt_loss_scale_seed(g, loss)
+                                      : rt_fill(g, loss->dtype, loss->ndim, loss->shape, 1.0));
 
     for (int i = n_nodes - 1; i >= 0 && !rt_graph_failed(g); i--) {
         rt_node *node = g_ptr_array_index(g->nodes, i);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/backend-cpu.h"
+#include "core/loss-scale-private.h"
 #include "core/ops-decl.h"
 
 #define RT_PASTE2(a, b) a##_##b
@@ -305,8 +306,16 @@ bool cpu_kl_loss_backward(rt_cpu_ctx *ctx, const rt_node *node)
 
 /* ---- optimizer */
 
+/* the optional scaler state of step_inc and adamw: the step's gradients overflowed */
+static bool skipped(const rt_cpu_ctx *ctx, const rt_node *node, int i)
+{
+    return node->n_src > i && node->src[i] && rt_loss_scale_skips(cpu_ptr(ctx, node->src[i]));
+}
+
 bool cpu_step_inc(rt_cpu_ctx *ctx, const rt_node *node)
 {
+    if (skipped(ctx, node, 1))
+        return true;
     double *step = cpu_ptr(ctx, node->src[0]);
     step[0] += 1.0;
     return true;
@@ -354,6 +363,8 @@ bool cpu_clip_grad(rt_cpu_ctx *ctx, const rt_node *node)
 
 bool cpu_adamw(rt_cpu_ctx *ctx, const rt_node *node)
 {
+    if (skipped(ctx, node, 6))
+        return true;
     const rt_tensor *p = node->src[0];
     const double *hyper = (const double *)cpu_ptr(ctx, node->src[4]) + node->ip[0] * RT_HYPER_PER_GROUP;
     double t = *(const double *)cpu_ptr(ctx, node->src[5]);

@@ -7,6 +7,7 @@
 
 #include <robotrain/error.h>
 #include <robotrain/graph.h>
+#include <robotrain/loss-scale.h>
 #include <robotrain/ops.h>
 #include <robotrain/tensor.h>
 
@@ -58,6 +59,9 @@ struct rt_graph {
     rt_tensor *hyper;       /* f64 [n_groups * RT_HYPER_PER_GROUP + 1] (STATE) */
     rt_tensor *step;        /* f64 [1] (STATE) */
     rt_tensor *grad_norm;   /* f32 scalar (STATE) */
+    /* dynamic loss scaling (loss-scale.c), NULL/unused without */
+    rt_tensor *amp_state;   /* f64 [RT_AMP_STATE_LEN] (STATE) */
+    rt_loss_scale_config amp_config;
     /* layout and plan */
     size_t storage_size[RT_STORAGE_COUNT];
     GPtrArray *exec;        /* rt_node *, execution order */

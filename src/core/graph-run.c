@@ -250,6 +250,12 @@ gboolean rt_graph_plan(rt_graph *g, const rt_backend_i *backend, rt_backend_devi
     }
     if (!rt_graph_layout(g, error))
         return FALSE;
+    if (g->amp_state && !g->optimizer_done) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "rt_graph_plan: loss scaling needs the optimizer (rt_graph_add_adamw), which "
+                    "unscales the gradients");
+        return FALSE;
+    }
     if (g->share_src && (g->share_src->backend != backend || g->share_src->dev != dev)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     "rt_graph_plan: this graph shares weights with a graph planned on another "

@@ -3,7 +3,8 @@
 robotraininclude_HEADERS += \
 	include/robotrain/tensor.h \
 	include/robotrain/graph.h \
-	include/robotrain/ops.h
+	include/robotrain/ops.h \
+	include/robotrain/loss-scale.h
 
 librobotrain_la_SOURCES += \
 	src/core/graph-internal.h \
@@ -19,6 +20,8 @@ librobotrain_la_SOURCES += \
 	src/core/ops-nn.c \
 	src/core/ops-loss.c \
 	src/core/optim.c \
+	src/core/loss-scale-private.h \
+	src/core/loss-scale.c \
 	src/core/autodiff.c \
 	src/core/planner.c \
 	src/core/philox.c
@@ -33,7 +36,8 @@ src_core_librtexec_la_SOURCES = \
 	src/core/backend-cpu.c \
 	src/core/backend-cpu-ew.c \
 	src/core/backend-cpu-reduce.c \
-	src/core/backend-cpu-nn.c
+	src/core/backend-cpu-nn.c \
+	src/core/backend-cpu-amp.c
 src_core_librtexec_la_CPPFLAGS = $(AM_CPPFLAGS) $(OPENBLAS_CFLAGS)
 src_core_librtexec_la_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
 librobotrain_la_LIBADD += src/core/librtexec.la
@@ -72,3 +76,7 @@ check_PROGRAMS += tests/test-graph-backend
 TESTS += tests/test-graph-backend
 tests_test_graph_backend_SOURCES = tests/test-graph-backend.c tests/graph-test.h
 tests_test_graph_backend_LDADD = $(RT_TEST_LIBS)
+check_PROGRAMS += tests/test-loss-scale
+TESTS += tests/test-loss-scale
+tests_test_loss_scale_SOURCES = tests/test-loss-scale.c tests/graph-test.h
+tests_test_loss_scale_LDADD = $(RT_TEST_LIBS)

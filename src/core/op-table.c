@@ -76,16 +76,19 @@ const rt_op_row rt_op_table[RT_OP_COUNT] = {
     ROW(KL_LOSS, "kl_loss", 2, 2, 0, 0x3, kl_loss, op_backward_kl_loss, cpu_kl_loss, NULL),
     ROW(KL_LOSS_BACKWARD, "kl_loss_backward", 3, 3, 0, 0, kl_loss_backward, NULL,
         cpu_kl_loss_backward, NULL),
-    ROW(STEP_INC, "step_inc", 1, 1, FX, 0, step_inc, NULL, cpu_step_inc, NULL),
+    ROW(STEP_INC, "step_inc", 1, 2, FX, 0, step_inc, NULL, cpu_step_inc, NULL),
     ROW(GRAD_NORM, "grad_norm", 1, 1, 0, 0, grad_norm, NULL, cpu_grad_norm, cpu_ws_grad_norm),
     ROW(CLIP_GRAD, "clip_grad", 3, 3, FX, 0, clip_grad, NULL, cpu_clip_grad, NULL),
-    ROW(ADAMW, "adamw", 6, 6, FX, 0, adamw, NULL, cpu_adamw, NULL),
+    ROW(ADAMW, "adamw", 6, 7, FX, 0, adamw, NULL, cpu_adamw, NULL),
+    ROW(AMP_UNSCALE, "amp_unscale", 2, 2, FX, 0, amp_unscale, NULL, cpu_amp_unscale,
+        cpu_ws_amp_unscale),
+    ROW(AMP_UPDATE, "amp_update", 1, 1, FX, 0, amp_update, NULL, cpu_amp_update, NULL),
 };
 
 /* a new op needs a row (and its tests: test-autodiff iterates this table) */
 static_assert(sizeof rt_op_table / sizeof rt_op_table[0] == RT_OP_COUNT,
               "rt_op_table needs one row per rt_op");
-static_assert(RT_OP_ADAMW + 1 == RT_OP_COUNT, "the last row of rt_op_table is adamw");
+static_assert(RT_OP_AMP_UPDATE + 1 == RT_OP_COUNT, "the last row of rt_op_table is amp_update");
 
 const char *rt_op_name(rt_op op)
 {

@@ -12,6 +12,8 @@
 #define RT_DECL_WS(name) size_t cpu_ws_##name(const rt_node *node);
 
 RT_DECL_INFER(adamw)
+RT_DECL_INFER(amp_unscale)
+RT_DECL_INFER(amp_update)
 RT_DECL_INFER(attention)
 RT_DECL_INFER(attention_backward)
 RT_DECL_INFER(binary)
@@ -121,6 +123,8 @@ RT_DECL_CPU(step_inc)
 RT_DECL_CPU(grad_norm)
 RT_DECL_CPU(clip_grad)
 RT_DECL_CPU(adamw)
+RT_DECL_CPU(amp_unscale)
+RT_DECL_CPU(amp_update)
 
 RT_DECL_WS(matmul)
 RT_DECL_WS(linear)
@@ -130,6 +134,7 @@ RT_DECL_WS(conv2d_backward_weight)
 RT_DECL_WS(attention)
 RT_DECL_WS(attention_backward)
 RT_DECL_WS(grad_norm)
+RT_DECL_WS(amp_unscale)
 RT_DECL_WS(l1_loss)
 
 #endif

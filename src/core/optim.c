@@ -5,12 +5,25 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/loss-scale-private.h"
 #include "core/ops-common.h"
 #include "core/ops-decl.h"
 
+/* input i, when present, is the f64 scaler state (robotrain/loss-scale.h) */
+static bool scaler_ok(rt_graph *g, rt_node *node, int i)
+{
+    if (node->n_src <= i || !node->src[i])
+        return true;
+    if (node->src[i]->dtype != RT_F64 || rt_tensor_numel(node->src[i]) != RT_AMP_STATE_LEN) {
+        rt_graph_fail(g, node, "input %d must be the scaler state, f64[%d]", i, RT_AMP_STATE_LEN);
+        return false;
+    }
+    return true;
+}
+
 bool op_infer_step_inc(rt_graph *g, rt_node *node)
 {
-    return rt_need_src(g, node, 0, "step");
+    return rt_need_src(g, node, 0, "step") && scaler_ok(g, node, 1);
 }
 
 bool op_infer_grad_norm(rt_graph *g, rt_node *node)
@@ -33,7 +46,8 @@ bool op_infer_adamw(rt_graph *g, rt_node *node)
         if (!rt_need_float(g, node, i, names[i]) ||
             !rt_need_same_dtype(g, node, 0, i, "param", names[i]))
             return false;
-    return rt_need_src(g, node, 4, "hyper-parameters") && rt_need_src(g, node, 5, "step");
+    return rt_need_src(g, node, 4, "hyper-parameters") && rt_need_src(g, node, 5, "step") &&
+           scaler_ok(g, node, 6);
 }
 
 /* A tensor at a fixed place of a blob (a whole-blob or whole-group view). */
@@ -112,7 +126,12 @@ gboolean rt_graph_add_adamw(rt_graph *g, const rt_adamw_group *groups, int n_gro
 
     int64_t n_flat = (int64_t)(g->storage_size[RT_STORAGE_GRAD] / esize);
     rt_tensor *grads = blob_tensor(g, dtype, RT_STORAGE_GRAD, 0, n_flat);
-    rt_node *inc = rt_node_make(g, RT_OP_STEP_INC, &g->step, 1, NULL, 0, NULL, 0);
+    /* loss scaling: unscale first (the norm and clipping see true gradients), and a step
+     * whose gradients overflowed neither counts nor updates */
+    if (g->amp_state && !rt_loss_scale_add_unscale(g, grads))
+        return rt_graph_check(g, error);
+    rt_tensor *inc_src[2] = {g->step, g->amp_state};
+    rt_node *inc = rt_node_make(g, RT_OP_STEP_INC, inc_src, g->amp_state ? 2 : 1, NULL, 0, NULL, 0);
     rt_node *norm = rt_node_make(g, RT_OP_GRAD_NORM, &grads, 1, NULL, 0, NULL, 0);
     if (!inc || !norm)
         return rt_graph_check(g, error);
@@ -121,6 +140,8 @@ gboolean rt_graph_add_adamw(rt_graph *g, const rt_adamw_group *groups, int n_gro
     g->grad_norm->offset = state;
     RT_IMPL(g->grad_norm)->fixed = true;
     state = align_up(state + esize);
+    if (g->amp_state)
+        state = align_up(rt_loss_scale_place(g, state));
     g->storage_size[RT_STORAGE_STATE] = state;
     rt_graph_output(g, "grad_norm", g->grad_norm);
     rt_tensor *clip_src[3] = {grads, g->grad_norm, g->hyper};
@@ -140,18 +161,21 @@ gboolean rt_graph_add_adamw(rt_graph *g, const rt_adamw_group *groups, int n_gro
         if (begin >= end)
             continue;
         int64_t n = (int64_t)((end - begin) / esize);
-        rt_tensor *src[6] = {
+        rt_tensor *src[7] = {
             blob_tensor(g, dtype, RT_STORAGE_PARAM, begin, n),
             blob_tensor(g, dtype, RT_STORAGE_GRAD, begin, n),
             blob_tensor(g, dtype, RT_STORAGE_ADAM_M, begin, n),
             blob_tensor(g, dtype, RT_STORAGE_ADAM_V, begin, n),
             g->hyper,
             g->step,
+            g->amp_state,
         };
         int64_t ip[1] = {grp};
-        if (!rt_node_make(g, RT_OP_ADAMW, src, 6, ip, 1, NULL, 0))
+        if (!rt_node_make(g, RT_OP_ADAMW, src, g->amp_state ? 7 : 6, ip, 1, NULL, 0))
             return rt_graph_check(g, error);
     }
+    if (g->amp_state && !rt_loss_scale_add_update(g))
+        return rt_graph_check(g, error);
     g->optimizer_done = true;
     return rt_graph_check(g, error);
 }
@@ -213,6 +237,19 @@ gboolean rt_graph_set_step(rt_graph *g, double step, GError **error)
     return write_state(g, g->step, 0, &step, 8, error);
 }
 
+gboolean rt_graph_get_step(rt_graph *g, double *step, GError **error)
+{
+    if (!need_optimizer(g, "rt_graph_get_step", error))
+        return FALSE;
+    if (!g->planned) {
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                    "the graph is not planned yet: call rt_graph_plan first");
+        return FALSE;
+    }
+    return g->backend->copy_to_host(g->dev, step, &g->buf[RT_STORAGE_STATE], g->step->offset, 8,
+                                    error);
+}
+
 /* The initial contents of the state storage (called once allocated). */
 gboolean rt_optim_write_initial_state(rt_graph *g, GError **error)
 {
@@ -228,7 +265,8 @@ gboolean rt_optim_write_initial_state(rt_graph *g, GError **error)
         h[i * RT_HYPER_PER_GROUP + RT_HYPER_WD] = g->groups[i].weight_decay;
     }
     h[n - 1] = g->max_grad_norm;
-    gboolean ok = write_state(g, g->hyper, 0, h, (size_t)n * 8, error);
+    gboolean ok = write_state(g, g->hyper, 0, h, (size_t)n * 8, error) &&
+                  rt_loss_scale_write_initial(g, error);
     g_free(h);
     return ok;
 }

@@ -27,7 +27,9 @@ static const rt_option common_options[] = {
      .help = "Where the policy runs: cpu, cuda or cuda:N; null picks cuda when a GPU is present, "
              "else cpu."},
     {.key = "use_amp", .type = RT_OPT_BOOL, .default_value = "false",
-     .help = "Automatic mixed precision, as LeRobot's flag of that name."},
+     .help = "Mixed precision (autocast): matmul, linear, conv2d and attention inputs in bf16 on the CPU, "
+             "fp16 with dynamic loss scaling on CUDA; ROBOTRAIN_MIXED_PRECISION (robotrain launch "
+             "--mixed_precision) decides the dtype when set, and contradicting it is an error."},
     {.key = "use_peft", .type = RT_OPT_BOOL, .default_value = "false",
      .help = "Whether the policy is trained through PEFT adapters, as LeRobot's flag of that name."},
     {.key = "push_to_hub", .type = RT_OPT_BOOL, .default_value = "true",

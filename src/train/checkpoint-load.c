@@ -29,6 +29,9 @@ struct rt_checkpoint {
     uint64_t seed;
     gboolean has_sampler;
     rt_ckpt_sampler sampler;
+    gboolean has_precision;
+    char *mixed_precision;
+    rt_ckpt_precision precision;
 };
 
 /* ---------------------------------------------------------------- JSON helpers */
@@ -143,6 +146,7 @@ void rt_checkpoint_free(rt_checkpoint *ck)
     g_free(ck->groups);
     g_free(ck->initial_lr);
     g_free(ck->dir);
+    g_free(ck->mixed_precision);
     g_free(ck);
 }
 
@@ -321,6 +325,61 @@ static gboolean read_robotrain_state(rt_checkpoint *ck, const char *state_dir, G
     return ok;
 }
 
+/* mixed_precision.json (optional): the precision and, for fp16, the scaler's state */
+static gboolean read_precision(rt_checkpoint *ck, const char *state_dir, GError **error)
+{
+    g_autofree char *path = g_build_filename(state_dir, RT_MIXED_PRECISION_FILE, NULL);
+    GError *local = NULL;
+    JsonNode *root = load_json(path, FALSE, &local);
+    if (!root) {
+        if (local)
+            g_propagate_error(error, local);
+        return local == NULL; /* a float32 run */
+    }
+    JsonObject *o = JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    const char *mode = o ? json_object_get_string_member_with_default(o, "mixed_precision", NULL) : NULL;
+    gboolean ok = mode && (strcmp(mode, "fp16") == 0 || strcmp(mode, "bf16") == 0);
+    if (!ok)
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                    "%s: expected an object with \"mixed_precision\": \"fp16\" or \"bf16\"", path);
+    rt_ckpt_precision *p = &ck->precision;
+    JsonNode *sn = ok && o ? json_object_get_member(o, "scaler") : NULL;
+    if (ok && sn && !JSON_NODE_HOLDS_NULL(sn)) {
+        JsonObject *s = JSON_NODE_HOLDS_OBJECT(sn) ? json_node_get_object(sn) : NULL;
+        gint64 interval = 0, tracker = 0, skipped = 0;
+        ok = s && get_number(s, "scale", path, "scaler: ", &p->scaler.scale, error) &&
+             get_number(s, "growth_factor", path, "scaler: ", &p->scaler_config.growth_factor, error) &&
+             get_number(s, "backoff_factor", path, "scaler: ", &p->scaler_config.backoff_factor, error) &&
+             get_int(s, "growth_interval", path, "scaler: ", 1, TRUE, &interval, error) &&
+             get_int(s, "_growth_tracker", path, "scaler: ", 0, TRUE, &tracker, error);
+        if (ok && json_object_has_member(s, "skipped_steps"))
+            ok = get_int(s, "skipped_steps", path, "scaler: ", 0, TRUE, &skipped, error);
+        if (!s && error && !*error)
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "%s: \"scaler\" must be an object", path);
+        if (ok && (!(p->scaler.scale > 0) || !((float)p->scaler.scale > 0) || isinf((float)p->scaler.scale) ||
+                   !(p->scaler_config.growth_factor > 1) || !(p->scaler_config.backoff_factor > 0) ||
+                   !(p->scaler_config.backoff_factor < 1))) {
+            g_set_error(error, RT_ERROR, RT_ERROR_FORMAT,
+                        "%s: scaler: scale %g, growth_factor %g, backoff_factor %g: the scale must be a "
+                        "positive float32, growth_factor > 1 and backoff_factor in (0, 1)",
+                        path, p->scaler.scale, p->scaler_config.growth_factor, p->scaler_config.backoff_factor);
+            ok = FALSE;
+        }
+        p->has_scaler = ok;
+        p->scaler_config.init_scale = p->scaler.scale;
+        p->scaler_config.growth_interval = interval;
+        p->scaler.growth_tracker = tracker;
+        p->scaler.skipped = skipped;
+    }
+    if (ok) {
+        ck->mixed_precision = g_strdup(mode);
+        p->mixed_precision = ck->mixed_precision;
+        ck->has_precision = TRUE;
+    }
+    json_node_unref(root);
+    return ok;
+}
+
 rt_checkpoint *rt_checkpoint_open(const char *checkpoint_dir, GError **error)
 {
     g_return_val_if_fail(checkpoint_dir != NULL, NULL);
@@ -338,7 +397,8 @@ rt_checkpoint *rt_checkpoint_open(const char *checkpoint_dir, GError **error)
     ck->num_processes = -1;
     ck->batch_size = -1;
     if (!read_step(ck, state_dir, error) || !read_groups(ck, state_dir, error) ||
-        !read_scheduler(ck, state_dir, error) || !read_robotrain_state(ck, state_dir, error)) {
+        !read_scheduler(ck, state_dir, error) || !read_robotrain_state(ck, state_dir, error) ||
+        !read_precision(ck, state_dir, error)) {
         rt_checkpoint_free(ck);
         return NULL;
     }
@@ -399,6 +459,13 @@ gboolean rt_checkpoint_get_sampler(const rt_checkpoint *ck, rt_ckpt_sampler *sam
     if (ck->has_sampler && sampler)
         *sampler = ck->sampler;
     return ck->has_sampler;
+}
+
+gboolean rt_checkpoint_get_precision(const rt_checkpoint *ck, rt_ckpt_precision *precision)
+{
+    if (ck->has_precision && precision)
+        *precision = ck->precision;
+    return ck->has_precision;
 }
 
 /* ---------------------------------------------------------------- tensors */

@@ -451,7 +451,7 @@ static gboolean save_optimizer(save_ctx *c, GError **error)
     rt_safetensors_writer *w = rt_safetensors_writer_new();
     float *step = g_new(float, 1);
     g_ptr_array_add(c->buffers, step);
-    *step = (float)info->step;
+    *step = (float)(info->has_optimizer_step ? info->optimizer_step : (double)info->step);
     gboolean ok = TRUE;
     for (int i = 0; ok && i < o->n_params; i++) {
         const rt_tensor *p = rt_graph_param(g, o->param_at[i]);
@@ -550,6 +550,30 @@ static gboolean save_rng_state(save_ctx *c, GError **error)
     return ok;
 }
 
+/* mixed_precision.json: the precision, and GradScaler.state_dict()'s keys for fp16 */
+static gboolean save_precision(save_ctx *c, GError **error)
+{
+    const rt_ckpt_precision *p = c->info->precision;
+    if (!p)
+        return TRUE;
+    JsonObject *obj = json_object_new();
+    json_object_set_string_member(obj, "mixed_precision", p->mixed_precision);
+    if (p->has_scaler) {
+        JsonObject *s = json_object_new();
+        json_object_set_double_member(s, "scale", p->scaler.scale);
+        json_object_set_double_member(s, "growth_factor", p->scaler_config.growth_factor);
+        json_object_set_double_member(s, "backoff_factor", p->scaler_config.backoff_factor);
+        json_object_set_member(s, "growth_interval", int_node(p->scaler_config.growth_interval));
+        json_object_set_member(s, "_growth_tracker", int_node(p->scaler.growth_tracker));
+        json_object_set_member(s, "skipped_steps", int_node(p->scaler.skipped));
+        json_object_set_object_member(obj, "scaler", s);
+    }
+    JsonNode *node = object_node(obj);
+    gboolean ok = write_json(c, RT_TRAINING_STATE_DIR "/" RT_MIXED_PRECISION_FILE, node, 4, error);
+    json_node_unref(node);
+    return ok;
+}
+
 static gboolean save_training_state(save_ctx *c, GError **error)
 {
     const rt_checkpoint_save_info *info = c->info;
@@ -590,7 +614,7 @@ static gboolean save_training_state(save_ctx *c, GError **error)
     node = object_node(state);
     ok = write_json(c, RT_TRAINING_STATE_DIR "/" RT_ROBOTRAIN_STATE_FILE, node, 4, error);
     json_node_unref(node);
-    return ok;
+    return ok && save_precision(c, error);
 }
 
 /* ---------------------------------------------------------------- the folder */

@@ -26,6 +26,10 @@
  *           scheduler_state.json          with a scheduler: LambdaLR's state_dict()
  *           robotrain_state.json          ours: the seed and the sampler position, so that a
  *                                         resumed run draws the same batches and random numbers
+ *           mixed_precision.json          ours, mixed precision runs: {"mixed_precision": "fp16"
+ *                                         or "bf16", "scaler": GradScaler.state_dict() (fp16:
+ *                                         scale, growth_factor, backoff_factor, growth_interval,
+ *                                         _growth_tracker) plus "skipped_steps"}
  *   OUTPUT/checkpoints/last -> <step>     relative symlink, replaced atomically
  *
  * LeRobot's rng_state.safetensors (Python, NumPy and torch generator states) is not written:
@@ -43,6 +47,7 @@
 #include <json-glib/json-glib.h>
 
 #include <robotrain/graph.h>
+#include <robotrain/loss-scale.h>
 #include <robotrain/option.h>
 
 #include "train/lr-schedule.h"
@@ -59,6 +64,7 @@ G_BEGIN_DECLS
 #define RT_OPTIMIZER_GROUPS_FILE "optimizer_param_groups.json"
 #define RT_SCHEDULER_STATE_FILE "scheduler_state.json"
 #define RT_ROBOTRAIN_STATE_FILE "robotrain_state.json"
+#define RT_MIXED_PRECISION_FILE "mixed_precision.json"
 #define RT_PREPROCESSOR_FILE "policy_preprocessor.json"
 #define RT_POSTPROCESSOR_FILE "policy_postprocessor.json"
 #define RT_NORMALIZER_FILE "policy_preprocessor_step_3_normalizer_processor.safetensors"
@@ -108,6 +114,14 @@ typedef struct rt_ckpt_sampler {
     gboolean shuffle, drop_last;
 } rt_ckpt_sampler;
 
+/* The precision a run trained in, and its loss scaler (fp16). */
+typedef struct rt_ckpt_precision {
+    const char *mixed_precision; /* "fp16" or "bf16" */
+    gboolean has_scaler;
+    rt_loss_scale_config scaler_config;
+    rt_loss_scale_state scaler; /* scale, growth_tracker, skipped */
+} rt_ckpt_precision;
+
 typedef struct rt_checkpoint_save_info {
     const char *output_dir;
     int64_t step;        /* optimizer steps done */
@@ -127,6 +141,9 @@ typedef struct rt_checkpoint_save_info {
     gboolean has_seed;
     uint64_t seed;
     const rt_ckpt_sampler *sampler; /* NULL: not recorded */
+    const rt_ckpt_precision *precision; /* NULL: float32, no mixed_precision.json */
+    gboolean has_optimizer_step;        /* the optimizer's own step count (state/<i>/step), */
+    double optimizer_step;              /* when loss scaling skipped steps; else step */
     /* For tests: called before each file is written, with its path relative to the checkpoint
      * folder ("training_state/optimizer_state.safetensors"); FALSE (setting error) stops the
      * save there, as a failure would. */
@@ -177,6 +194,9 @@ int64_t rt_checkpoint_scheduler_step(const rt_checkpoint *ck);
 /* robotrain_state.json: FALSE when the checkpoint has none (LeRobot wrote it). */
 gboolean rt_checkpoint_get_seed(const rt_checkpoint *ck, uint64_t *seed);
 gboolean rt_checkpoint_get_sampler(const rt_checkpoint *ck, rt_ckpt_sampler *sampler);
+/* mixed_precision.json: FALSE when the checkpoint has none (a float32 run, or LeRobot's).
+ * precision->mixed_precision belongs to ck. */
+gboolean rt_checkpoint_get_precision(const rt_checkpoint *ck, rt_ckpt_precision *precision);
 
 /* Puts the optimizer state into the planned graph: exp_avg and exp_avg_sq of every parameter
  * with state, the step count, and the saved learning rates and hyper-parameters of each group.

@@ -113,6 +113,24 @@ void rt_metrics_update(rt_metrics *m, const char *key, double value)
     meter->avg = meter->sum / meter->count;
 }
 
+void rt_metrics_add_meter(rt_metrics *m, const char *key, const char *label, char style, int precision)
+{
+    if (find_meter(m, key))
+        return;
+    if (m->n_meters == MAX_METERS) {
+        g_warning("metrics: no room for a meter '%s' (%d meters)", key, MAX_METERS);
+        return;
+    }
+    int i = m->n_meters++;
+    /* key and label in one owned string: "key\0label" */
+    size_t nk = strlen(key), nl = strlen(label);
+    char *both = g_malloc(nk + nl + 2);
+    memcpy(both, key, nk + 1);
+    memcpy(both + nk + 1, label, nl + 1);
+    m->owned_keys[i] = both;
+    m->meters[i] = (rt_meter){both, both + nk + 1, style, precision, 0, 0, 0, 0};
+}
+
 void rt_metrics_step(rt_metrics *m)
 {
     m->steps++;

@@ -49,6 +49,11 @@ void rt_metrics_free(rt_metrics *m);
  * standard ones in order of arrival. Non-finite values are averaged like others. */
 void rt_metrics_update(rt_metrics *m, const char *key, double value);
 
+/* Declares the meter key with its console label and format, placed after those already there
+ * (a key already declared keeps its own). For meters not averaged by rt_metrics_update's
+ * default %.3f, such as counts. */
+void rt_metrics_add_meter(rt_metrics *m, const char *key, const char *label, char style, int precision);
+
 /* One optimizer step done: steps, samples, episodes and epochs advance. */
 void rt_metrics_step(rt_metrics *m);
 

@@ -269,8 +269,9 @@ static const rt_option policy_base_rows[] = {
     {.key = "use_amp",
      .type = RT_OPT_BOOL,
      .default_value = "false",
-     .help = "Mixed precision on CUDA (fp16 with loss scaling, as LeRobot v0.6.1), unless robotrain "
-             "launch --mixed_precision says otherwise."},
+     .help = "Mixed precision (autocast): matmul, linear, conv2d and attention inputs in bf16 on the CPU, "
+             "fp16 with dynamic loss scaling on CUDA; ROBOTRAIN_MIXED_PRECISION (robotrain launch "
+             "--mixed_precision) decides the dtype when set, and contradicting it is an error."},
     {.key = "use_peft",
      .type = RT_OPT_BOOL,
      .default_value = "false",

@@ -15,6 +15,7 @@
 #include "data/loader.h"
 #include "data/normalize.h"
 #include "data/sampler.h"
+#include "train/amp.h"
 #include "train/checkpoint.h"
 #include "core/json-write.h"
 #include "train/metrics.h"
@@ -53,6 +54,7 @@ typedef struct run {
     rt_param_order *order;
     double base_lr[RT_TRAIN_MAX_GROUPS];
     rt_checkpoint *ck;
+    rt_train_amp amp; /* mixed precision (amp.h) */
     /* checkpoints and logs */
     int64_t saved_step;    /* of the last checkpoint written, -1 before */
     GArray *stats;         /* rt_ckpt_stat */
@@ -467,14 +469,33 @@ static gboolean bind_inputs(run *r, GError **error)
     return TRUE;
 }
 
+/* Mixed precision from ROBOTRAIN_MIXED_PRECISION, --policy.use_amp, the device and a resumed
+ * checkpoint (amp.h). */
+static gboolean choose_precision(run *r, GError **error)
+{
+    rt_amp_env env;
+    rt_amp_env_from_process(&env);
+    rt_ckpt_precision saved;
+    gboolean has_saved = r->ck && rt_checkpoint_get_precision(r->ck, &saved);
+    g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
+    if (!rt_train_amp_resolve(&r->amp, r->cfg, &env, strcmp(r->device_name, "cpu") != 0,
+                              has_saved ? &saved : NULL, notes, error))
+        return FALSE;
+    for (guint i = 0; i < notes->len; i++)
+        LOG(r, "%s", (const char *)g_ptr_array_index(notes, i));
+    return TRUE;
+}
+
 static gboolean build_graph(run *r, GError **error)
 {
     r->g = rt_graph_new(RT_GRAPH_TRAIN);
     rt_graph_set_init_seed(r->g, r->seed);
+    rt_train_amp_begin_graph(&r->amp, r->g);
     rt_policy_build_args args = RT_POLICY_BUILD_ARGS_INIT(rt_config_get_int(r->cfg, "batch_size"));
     if (!rt_policy_build_train(r->policy, r->g, &args, &r->losses, error) ||
-        !rt_graph_backward(r->g, error) || !choose_optimizer(r, error) ||
-        !rt_graph_plan(r->g, r->backend, r->dev, error))
+        !rt_train_amp_before_backward(&r->amp, r->g, error) || !rt_graph_backward(r->g, error) ||
+        !choose_optimizer(r, error) || !rt_graph_plan(r->g, r->backend, r->dev, error) ||
+        !rt_train_amp_after_plan(&r->amp, r->g, error))
         return FALSE;
     r->grad_norm = rt_graph_find(r->g, "grad_norm");
     r->order = rt_param_order_new(r->g, r->optim.n_groups);
@@ -548,6 +569,12 @@ static gboolean save_checkpoint(run *r, GError **error)
         .seed = r->seed,
         .sampler = &sampler,
     };
+    rt_ckpt_precision precision;
+    info.precision = rt_train_amp_checkpoint(&r->amp, &precision);
+    /* loss scaling: skipped steps did not advance AdamW's own count */
+    info.has_optimizer_step = r->amp.scaling;
+    if (info.has_optimizer_step && !rt_graph_get_step(r->g, &info.optimizer_step, error))
+        return FALSE;
     LOG(r, "Checkpoint policy after step %" G_GINT64_FORMAT, (gint64)r->step);
     g_free(r->last_checkpoint);
     r->last_checkpoint = NULL;
@@ -579,7 +606,8 @@ static gboolean one_step(run *r, GError **error)
         return FALSE;
     if (!rt_graph_set_rng(r->g, r->seed, (uint64_t)r->step, 0, error) || !rt_graph_compute(r->g, error) ||
         !rt_graph_read_scalar(r->g, r->losses.loss, &loss, error) ||
-        (r->grad_norm && !rt_graph_read_scalar(r->g, r->grad_norm, &grad_norm, error)))
+        (r->grad_norm && !rt_graph_read_scalar(r->g, r->grad_norm, &grad_norm, error)) ||
+        !rt_train_amp_after_step(&r->amp, r->g, error))
         return FALSE;
     double sub[RT_POLICY_MAX_LOSSES];
     for (int i = 0; i < r->losses.n; i++)
@@ -600,6 +628,7 @@ static gboolean one_step(run *r, GError **error)
 
 static gboolean log_step(run *r, GError **error)
 {
+    rt_train_amp_log(&r->amp, r->metrics);
     rt_metrics_finish_window(r->metrics);
     g_autofree char *line = rt_metrics_format_line(r->metrics);
     LOG(r, "%s", line);
@@ -659,6 +688,7 @@ static void run_free(run *r)
     g_free(r->episodes);
     g_free(r->device_name);
     rt_checkpoint_free(r->ck);
+    rt_train_amp_clear(&r->amp);
     if (r->stats)
         g_array_unref(r->stats);
     if (r->stat_store)
@@ -706,7 +736,7 @@ static gboolean prepare(run *r, GError **error)
         return FALSE;
     r->policy = rt_policy_new(r->a->policy, r->cfg, error);
     if (!r->policy || !request_frames(r, error) || !make_normalizer(r, error) || !start_loader(r, error) ||
-        !open_device(r, error) || !build_graph(r, error) || !bind_inputs(r, error) || !load_weights(r, error))
+        !open_device(r, error) || !choose_precision(r, error) || !build_graph(r, error) || !bind_inputs(r, error) || !load_weights(r, error))
         return FALSE;
     collect_stats(r);
     const char *output_dir = rt_config_get_string(r->cfg, "output_dir");

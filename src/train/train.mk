@@ -1,5 +1,7 @@
 ## src/train: the training loop, checkpoints, schedules, metrics (see the top-level Makefile.am).
 librobotrain_la_SOURCES += \
+	src/train/amp.c \
+	src/train/amp.h \
 	src/train/checkpoint.c \
 	src/train/checkpoint-load.c \
 	src/train/checkpoint.h \
@@ -37,8 +39,12 @@ tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
 tests_test_train_rng_state_SOURCES = tests/test-train-rng-state.c
 tests_test_train_rng_state_LDADD = $(RT_TEST_LIBS)
 
-TESTS += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh
-EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh
+TESTS += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh tests/train-amp.sh
+EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh tests/train-example.sh tests/train-amp.sh
+check_PROGRAMS += tests/test-train-amp
+TESTS += tests/test-train-amp
+tests_test_train_amp_SOURCES = tests/test-train-amp.c
+tests_test_train_amp_LDADD = $(RT_TEST_LIBS)
 
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
