@@ -75,6 +75,9 @@ typedef enum {
     RT_OP_CLIP_GRAD,              /* (grads flat, norm, hyper) -> grads scaled in place */
     RT_OP_ADAMW,                  /* (param, grad, m, v, hyper, step) -> updated in place;
                                      ip0 group index into hyper */
+    RT_OP_ALLREDUCE,              /* (grads) -> averaged over the processes of the run, in place,
+                                     by the graph's collective (rt_graph_set_collective);
+                                     ip0 bucket index */
     RT_OP_COUNT
 } rt_op;
 

@@ -19,6 +19,7 @@ librobotrain_la_SOURCES += \
 	src/core/ops-nn.c \
 	src/core/ops-loss.c \
 	src/core/optim.c \
+	src/core/grad-sync.c \
 	src/core/autodiff.c \
 	src/core/planner.c \
 	src/core/philox.c

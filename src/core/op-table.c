@@ -80,12 +80,13 @@ const rt_op_row rt_op_table[RT_OP_COUNT] = {
     ROW(GRAD_NORM, "grad_norm", 1, 1, 0, 0, grad_norm, NULL, cpu_grad_norm, cpu_ws_grad_norm),
     ROW(CLIP_GRAD, "clip_grad", 3, 3, FX, 0, clip_grad, NULL, cpu_clip_grad, NULL),
     ROW(ADAMW, "adamw", 6, 6, FX, 0, adamw, NULL, cpu_adamw, NULL),
+    ROW(ALLREDUCE, "allreduce", 1, 1, FX, 0, allreduce, NULL, cpu_allreduce, NULL),
 };
 
 /* a new op needs a row (and its tests: test-autodiff iterates this table) */
 static_assert(sizeof rt_op_table / sizeof rt_op_table[0] == RT_OP_COUNT,
               "rt_op_table needs one row per rt_op");
-static_assert(RT_OP_ADAMW + 1 == RT_OP_COUNT, "the last row of rt_op_table is adamw");
+static_assert(RT_OP_ALLREDUCE + 1 == RT_OP_COUNT, "the last row of rt_op_table is allreduce");
 
 const char *rt_op_name(rt_op op)
 {

@@ -12,6 +12,7 @@
 #define RT_DECL_WS(name) size_t cpu_ws_##name(const rt_node *node);
 
 RT_DECL_INFER(adamw)
+RT_DECL_INFER(allreduce)
 RT_DECL_INFER(attention)
 RT_DECL_INFER(attention_backward)
 RT_DECL_INFER(binary)
@@ -120,6 +121,7 @@ RT_DECL_CPU(kl_loss_backward)
 RT_DECL_CPU(step_inc)
 RT_DECL_CPU(grad_norm)
 RT_DECL_CPU(clip_grad)
+RT_DECL_CPU(allreduce)
 RT_DECL_CPU(adamw)
 
 RT_DECL_WS(matmul)

@@ -49,6 +49,9 @@ void rt_metrics_free(rt_metrics *m);
  * standard ones in order of arrival. Non-finite values are averaged like others. */
 void rt_metrics_update(rt_metrics *m, const char *key, double value);
 
+/* Replaces the average of meter key (a value reduced over the processes of a run); no-op when
+ * the meter has no value yet. */
+void rt_metrics_set_average(rt_metrics *m, const char *key, double avg);
 /* One optimizer step done: steps, samples, episodes and epochs advance. */
 void rt_metrics_step(rt_metrics *m);
 

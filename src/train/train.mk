@@ -8,6 +8,8 @@ librobotrain_la_SOURCES += \
 	src/train/metrics.c \
 	src/train/metrics.h \
 	src/train/stop.c \
+	src/train/train-dist.c \
+	src/train/train-dist.h \
 	src/train/stop.h \
 	src/train/lr-schedule.h \
 	src/train/train-options.c \
