@@ -600,16 +600,27 @@ static gboolean reduce_metrics(run *r, GError **error)
     return TRUE;
 }
 
-/* Resuming with another number of processes: the run goes on, but not sample for sample. */
-static void warn_world_change(run *r)
+/* Resuming with another batch size or number of processes. The sampler's order is a function of
+ * the global sample position (step x batch x processes), so the data continues sample for sample
+ * when the global batch is unchanged, and so do the random numbers (keyed by global sample). */
+static void warn_batch_change(run *r)
 {
-    int saved = rt_checkpoint_num_processes(r->ck);
-    int now = rt_train_dist_world(r->dist)->world_size;
-    if (saved > 0 && saved != now)
+    int64_t saved_batch = rt_checkpoint_batch_size(r->ck), batch = rt_config_get_int(r->cfg, "batch_size");
+    int saved_n = MAX(rt_checkpoint_num_processes(r->ck), 1), n = rt_train_dist_world(r->dist)->world_size;
+    if (saved_batch <= 0 || (saved_batch == batch && saved_n == n))
+        return;
+    if (saved_batch * saved_n == batch * n)
         LOG(r,
-            "WARNING: the checkpoint was written by %d process(es) and this run has %d: the data order does "
-            "not continue sample for sample (the effective batch is now %" G_GINT64_FORMAT ")",
-            saved, now, (gint64)(rt_config_get_int(r->cfg, "batch_size") * now));
+            "the checkpoint was written with --batch_size %" G_GINT64_FORMAT " on %d process(es): the global batch "
+            "is unchanged (%" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT " x %d), so the data order continues sample "
+            "for sample",
+            (gint64)saved_batch, saved_n, (gint64)saved_batch, saved_n, (gint64)batch, n);
+    else
+        LOG(r,
+            "WARNING: the checkpoint's global batch is %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
+            " and this run's %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
+            ": the data order does not continue sample for sample",
+            (gint64)saved_batch, saved_n, (gint64)(saved_batch * saved_n), (gint64)batch, n, (gint64)(batch * n));
 }
 
 /* ---------------------------------------------------------------- steps */
@@ -816,13 +827,7 @@ static gboolean prepare(run *r, GError **error)
                 "--seed %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GUINT64_FORMAT
                 ": data order and random numbers do not continue the run's",
                 rt_config_get_int(r->cfg, "seed"), saved_seed);
-        int64_t saved_batch = rt_checkpoint_batch_size(r->ck);
-        if (saved_batch > 0 && saved_batch != rt_config_get_int(r->cfg, "batch_size"))
-            LOG(r,
-                "--batch_size %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GINT64_FORMAT
-                ": the data order does not continue sample for sample",
-                rt_config_get_int(r->cfg, "batch_size"), (gint64)saved_batch);
-        warn_world_change(r);
+        warn_batch_change(r);
     }
     r->step = r->start;
     if (rt_config_is_null(r->cfg, "seed")) {

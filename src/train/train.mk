@@ -35,5 +35,13 @@ tests_test_train_metrics_LDADD = $(RT_TEST_LIBS)
 TESTS += tests/train-cli.sh tests/train-docs.sh
 EXTRA_DIST += tests/train-cli.sh tests/train-docs.sh
 
+## Data-parallel training through the real launcher and Gloo (train-dp.sh), with a comparer of
+## checkpoints (dp-compare) built on the project's safetensors reader.
+check_PROGRAMS += tests/dp-compare
+tests_dp_compare_SOURCES = tests/dp-compare.c
+tests_dp_compare_LDADD = $(RT_TEST_LIBS)
+TESTS += tests/train-dp.sh
+EXTRA_DIST += tests/train-dp.sh
+
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
