@@ -427,9 +427,9 @@ static const cuda_case cases[] = {
      .optimizer = TRUE},
 };
 
-/* Ops with no CUDA kernel, planned on the CPU only: allreduce (data-parallel gradient
- * averaging; a CUDA graph with it fails to plan, naming the op, until the backend calls the
- * graph's collective on its stream). */
+/* Ops without a CPU-twin case here: allreduce (data-parallel gradient averaging), whose CUDA
+ * row only hands the bucket to the graph's collective (NCCL, from the trainer) on the step's
+ * stream; there is nothing to compare with the CPU in one process. */
 static const int cpu_only_ops[] = {RT_OP_ALLREDUCE, RT_OP_COUNT};
 
 /* ---- coverage, without a GPU */
