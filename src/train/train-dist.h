@@ -67,6 +67,11 @@ gboolean rt_train_dist_reduce_log(rt_train_dist *d, double *mean, int n_mean, do
                                   GError **error);
 gboolean rt_train_dist_barrier(rt_train_dist *d, GError **error);
 
+/* One line on the time this rank spent in collectives over `steps` steps (gradient buckets;
+ * the small per-step sums), or NULL for a process alone. Returns (transfer full) a string to
+ * g_free. */
+char *rt_train_dist_summary(const rt_train_dist *d, int64_t steps);
+
 G_END_DECLS
 
 #endif

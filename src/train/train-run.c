@@ -777,6 +777,9 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
     } else {
         LOG(r, "End of training");
     }
+    g_autofree char *summary = rt_train_dist_summary(r->dist, r->step - r->start);
+    if (summary)
+        LOG(r, "%s", summary);
     return rt_train_dist_barrier(r->dist, error); /* rank 0 (the store's host) ends last */
 }
 
