@@ -73,6 +73,12 @@ void rt_train_dist_free(rt_train_dist *d)
     g_free(d);
 }
 
+gboolean rt_train_dist_env_is_main(void)
+{
+    rt_world world;
+    return !rt_world_from_env(&world, NULL) || world.rank == 0;
+}
+
 const rt_world *rt_train_dist_world(const rt_train_dist *d)
 {
     return &d->world;

@@ -38,6 +38,10 @@ typedef struct rt_train_dist rt_train_dist;
 rt_train_dist *rt_train_dist_new(GError **error);
 void rt_train_dist_free(rt_train_dist *d);
 
+/* Whether this process is rank 0 (or alone) by the launcher's environment, without a context;
+ * an environment that cannot be read counts as rank 0 (rt_train_dist_new reports it). */
+gboolean rt_train_dist_env_is_main(void);
+
 const rt_world *rt_train_dist_world(const rt_train_dist *d);
 gboolean rt_train_dist_active(const rt_train_dist *d); /* world size > 1 */
 gboolean rt_train_dist_is_main(const rt_train_dist *d); /* rank 0 */
