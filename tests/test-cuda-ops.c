@@ -427,9 +427,12 @@ static const cuda_case cases[] = {
      .optimizer = TRUE},
 };
 
-/* Ops with no CUDA kernel, planned on the CPU only: dynamic loss scaling (fp16 mixed
- * precision, tests/test-loss-scale.c), which the CUDA backend refuses at planning for now. */
-static const int cpu_only_ops[] = {RT_OP_AMP_UNSCALE, RT_OP_AMP_UPDATE, RT_OP_COUNT};
+/* Ops with no CPU-twin case here: dynamic loss scaling (fp16 mixed precision,
+ * tests/test-loss-scale.c), which the CUDA backend refuses at planning for now; and allreduce
+ * (data-parallel gradient averaging), whose CUDA row only hands the bucket to the graph's
+ * collective (NCCL, from the trainer) on the step's stream: nothing to compare with the CPU in
+ * one process. */
+static const int cpu_only_ops[] = {RT_OP_AMP_UNSCALE, RT_OP_AMP_UPDATE, RT_OP_ALLREDUCE, RT_OP_COUNT};
 
 /* ---- coverage, without a GPU */
 

@@ -176,6 +176,33 @@ gboolean rt_graph_set_step(rt_graph *g, double step, GError **error);
  * scaling skipped some, robotrain/loss-scale.h). */
 gboolean rt_graph_get_step(rt_graph *g, double *step, GError **error);
 
+/* Data-parallel gradient averaging, as nodes of the graph (RT_OP_ALLREDUCE), so that a backend
+ * runs them in order with the rest of the step (on a GPU, on its stream).
+ *
+ * rt_graph_add_grad_sync cuts the gradient blob into buckets of about bucket_bytes (whole
+ * parameters; a parameter larger than a bucket is a bucket of its own), walking the parameters
+ * in reverse order, as the backward pass produces their gradients (PyTorch DDP's order), and
+ * appends one allreduce node per bucket. Call it after rt_graph_backward and before
+ * rt_graph_add_adamw, so that clipping and AdamW see the averaged gradients. The nodes run after
+ * the whole backward pass for now (no overlap on the CPU, where communication blocks anyway).
+ * Returns the number of buckets (>= 1), or -1 with error. */
+int rt_graph_add_grad_sync(rt_graph *g, size_t bucket_bytes, GError **error);
+/* Buckets added by rt_graph_add_grad_sync (0 without). */
+int rt_graph_n_grad_buckets(const rt_graph *g);
+
+/* The collective an allreduce node calls: average the count elements of dtype at data (a
+ * device address of the graph's backend: host memory on the CPU) over every process, in place.
+ * stream is the backend's stream the node runs on (a cudaStream_t), NULL on the CPU. Returns
+ * FALSE with error set on failure, which fails the step with that error. */
+typedef gboolean (*rt_graph_collective_fn)(void *user_data, void *data, size_t count, rt_dtype dtype,
+                                           void *stream, GError **error);
+/* Sets the collective (NULL: allreduce nodes do nothing, as in a world of one process).
+ * user_data must outlive the graph's steps. */
+void rt_graph_set_collective(rt_graph *g, rt_graph_collective_fn fn, void *user_data);
+/* For backends: runs an allreduce node's collective on the tensor at data. */
+gboolean rt_graph_run_collective(rt_graph *g, const rt_node *node, void *data, void *stream,
+                                 GError **error);
+
 /* Counter-based randomness (Philox 4x32-10): the value drawn for an element depends only on
  * (seed, step, the random node's id, the element's index), so runs are reproducible and
  * resumable. For tensors with a batch axis the element index counts from sample_offset, the

@@ -81,6 +81,9 @@ typedef enum {
                                      grad, then grads *= 1/scale, in place */
     RT_OP_AMP_UPDATE,             /* (scaler) -> GradScaler.update() in place; ip0 growth
                                      interval; fp0 growth, fp1 backoff factor */
+    RT_OP_ALLREDUCE,              /* (grads) -> averaged over the processes of the run, in place,
+                                     by the graph's collective (rt_graph_set_collective);
+                                     ip0 bucket index */
     RT_OP_COUNT
 } rt_op;
 

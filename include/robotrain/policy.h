@@ -154,6 +154,13 @@ enum {
      * become inputs the caller fills, so that a reference run's noise can be fed; each module
      * documents their names (ACT: "vae.eps" [B, latent_dim]). */
     RT_POLICY_BUILD_NOISE_INPUTS = 1u << 1,
+    /* The process is one of several sharing each batch (data-parallel training): a loss that
+     * averages over a data-dependent count (ACT's masked L1: the non-padded action steps) is
+     * multiplied by a scalar input that the caller sets every step to
+     *     max(1, this process's count) * processes / max(1, the count summed over processes),
+     * so that the average of the processes' gradients is the gradient of the whole batch's
+     * loss. The module declares each such input in rt_policy_losses.counts. */
+    RT_POLICY_BUILD_GLOBAL_COUNTS = 1u << 2,
 };
 
 typedef struct rt_policy_build_args {
@@ -174,6 +181,15 @@ typedef struct rt_policy_losses {
     int n;
     const char *names[RT_POLICY_MAX_LOSSES]; /* LeRobot's loss_dict keys: "l1_loss", "kld_loss" */
     rt_tensor *values[RT_POLICY_MAX_LOSSES]; /* scalars */
+    /* With RT_POLICY_BUILD_GLOBAL_COUNTS: the weight inputs (scalars of the build dtype) and
+     * what they count: the FALSE entries of the bool batch input `mask`, times per_entry
+     * elements each. Zero-initialise the struct: modules built before these fields leave them. */
+    int n_counts;
+    struct {
+        rt_tensor *weight;
+        const char *mask;  /* static string: "action_is_pad" */
+        int64_t per_entry; /* ACT: action_dim */
+    } counts[RT_POLICY_MAX_LOSSES];
 } rt_policy_losses;
 
 /* Which frames around the current one a sample holds (LeRobot's *_delta_indices): NULL / 0

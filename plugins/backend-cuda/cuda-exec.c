@@ -249,7 +249,10 @@ gboolean rt_cuda_graph_compute(rt_backend_device *dev, rt_graph *graph, GError *
                        "cuda:%d: cudaHostGetDevicePointer of the status record", dev->index))
         return FALSE;
     ctx.status = device_status;
-    if (dev->use_graphs && !dev->sync_each_node && st->warm) {
+    /* a step with gradient averaging runs eagerly: the collective module queues its work on its
+     * own stream, fenced by events, which a capture of this stream would have to include */
+    gboolean capturable = rt_graph_n_grad_buckets(graph) == 0;
+    if (dev->use_graphs && !dev->sync_each_node && st->warm && capturable) {
         if (!st->exec && !capture(&ctx, st, error))
             return FALSE;
         if (!rt_cuda_check(cudaGraphLaunch(st->exec, dev->stream), error,

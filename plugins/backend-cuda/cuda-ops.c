@@ -572,6 +572,14 @@ static gboolean run_clip_grad(rt_cuda_ctx *ctx, const rt_node *node, void *priv,
                                     rt_tensor_numel(node->src[2]), ctx->stream));
 }
 
+/* Gradient averaging: the graph's collective (the trainer's comm module, NCCL for CUDA) queues
+ * the all-reduce of the bucket on this stream, stream-ordered, without the host waiting. */
+static gboolean run_allreduce(rt_cuda_ctx *ctx, const rt_node *node, void *priv, GError **error)
+{
+    (void)priv;
+    return rt_graph_run_collective(ctx->graph, node, rt_cuda_ptr(ctx, node->src[0]), ctx->stream, error);
+}
+
 static size_t ws_adamw(rt_backend_device *dev, const rt_node *node)
 {
     (void)dev;
@@ -650,6 +658,7 @@ static const rt_cuda_op table[] = {
      * at planning, naming the op */
     [RT_OP_AMP_UNSCALE] = {NULL, NULL, NULL, NULL, NULL},
     [RT_OP_AMP_UPDATE] = {NULL, NULL, NULL, NULL, NULL},
+    ROW(ALLREDUCE, float_src0, NULL, run_allreduce),
 };
 
 /* a new op gets a row here (or in the files below) and a case in tests/test-cuda-ops.c */

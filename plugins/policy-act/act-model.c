@@ -274,6 +274,8 @@ rt_tensor *act_model_forward(act_model *m, rt_tensor *latent, rt_tensor *state, 
     rt_tensor *dec_pos = rt_reshape(g, m->decoder_pos_embed, 3, (int64_t[]){c->chunk_size, 1, D});
     act_intermediate(m, dec_pos, "inter.decoder.pos");
     rt_tensor *dec_in = rt_fill(g, m->dtype, 3, (int64_t[]){c->chunk_size, batch, D}, 0);
+    if (dec_in)
+        dec_in->batch_axis = 1; /* per-sample zeros: the decoder's dropout draws by sample */
     rt_tensor *dec_out = act_decoder_forward(m, &m->decoder, dec_in, enc_out, dec_pos, enc_pos);
     act_intermediate(m, dec_out, "inter.decoder.out");
     /* the head on [T, B, D] (row by row, as on the transposed tensor), then [B, T, A] */

@@ -27,6 +27,14 @@ gboolean act_build_train(const act_config *c, rt_graph *g, const rt_policy_build
     act_intermediate(&m, actions_hat, "out.actions_hat");
 
     rt_tensor *l1 = rt_masked_l1_loss(g, actions_hat, action, action_is_pad, RT_L1_MEAN_VALID);
+    if (args->flags & RT_POLICY_BUILD_GLOBAL_COUNTS) {
+        /* the mean over the valid steps of the whole batch, not of this process's share */
+        rt_tensor *w = rt_input(g, "l1_loss.count_weight", args->dtype, 0, NULL, -1);
+        l1 = rt_mul(g, l1, w);
+        losses->counts[losses->n_counts].weight = w;
+        losses->counts[losses->n_counts].mask = "action_is_pad";
+        losses->counts[losses->n_counts++].per_entry = A;
+    }
     rt_graph_output(g, "l1_loss", l1);
     losses->names[losses->n] = "l1_loss";
     losses->values[losses->n++] = l1;

@@ -58,15 +58,6 @@ static rt_plugin_registry *open_registry(GError **error)
 /* What robotrain train cannot do yet, refused before anything starts. */
 static gboolean check_supported(const rt_config *cfg, GError **error)
 {
-    const char *world = g_getenv("WORLD_SIZE");
-    if (world && g_ascii_strtoll(world, NULL, 10) > 1) {
-        g_set_error(
-            error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-            "WORLD_SIZE=%s: training on several processes is not supported yet (the gradient all-reduce "
-            "is missing); run one process",
-            world);
-        return FALSE;
-    }
     if (rt_config_get_bool(cfg, "policy.push_to_hub")) {
         g_set_error(
             error, RT_ERROR, RT_ERROR_UNSUPPORTED,

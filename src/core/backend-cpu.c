@@ -190,6 +190,7 @@ static gboolean cpu_graph_compute(rt_backend_device *dev, rt_graph *graph, GErro
     }
     rt_cpu_ctx ctx;
     ctx.pool = dev->pool;
+    ctx.graph = graph;
     ctx.message[0] = '\0';
     for (int s = 0; s < RT_STORAGE_COUNT; s++)
         ctx.base[s] = rt_graph_storage_buffer(graph, (rt_storage)s)->ptr;

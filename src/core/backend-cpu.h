@@ -10,6 +10,7 @@
 struct rt_cpu_ctx {
     uint8_t *base[RT_STORAGE_COUNT]; /* host address of each storage */
     rt_cpu_pool *pool;
+    rt_graph *graph;                 /* the graph being run (for its collective) */
     char message[256];               /* a kernel's reason for failing */
 };
 

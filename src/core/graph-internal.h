@@ -62,6 +62,11 @@ struct rt_graph {
     /* dynamic loss scaling (loss-scale.c), NULL/unused without */
     rt_tensor *amp_state;   /* f64 [RT_AMP_STATE_LEN] (STATE) */
     rt_loss_scale_config amp_config;
+    /* gradient averaging (grad-sync.c) */
+    int n_grad_buckets;     /* allreduce nodes added by rt_graph_add_grad_sync */
+    rt_graph_collective_fn collective;
+    void *collective_data;
+    GError *collective_error; /* the hook's error during the last step, or NULL */
     /* layout and plan */
     size_t storage_size[RT_STORAGE_COUNT];
     GPtrArray *exec;        /* rt_node *, execution order */
@@ -113,6 +118,9 @@ extern const rt_op_row rt_op_table[RT_OP_COUNT];
 void rt_graph_fail(rt_graph *g, const rt_node *node, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
 /* Records a node of op with inputs src (NULL entries allowed for optional ones), runs its shape
  * inference and returns it; NULL when g already failed or inference fails. */
+/* The collective's error of the last step (grad-sync.c), or NULL; transfer full. */
+GError *rt_graph_take_collective_error(rt_graph *g);
+
 rt_node *rt_node_make(rt_graph *g, rt_op op, rt_tensor *const *src, int n_src, const int64_t *ip,
                       int n_ip, const double *fp, int n_fp);
 /* rt_node_make and return out[0]. */

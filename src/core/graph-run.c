@@ -306,7 +306,17 @@ gboolean rt_graph_compute(rt_graph *g, GError **error)
                     "rt_graph_compute: the graph is not planned; call rt_graph_plan first");
         return FALSE;
     }
-    return g->backend->graph_compute(g->dev, g, error);
+    if (g->backend->graph_compute(g->dev, g, error))
+        return TRUE;
+    /* a failed collective: its own error (a network error naming the peer), not the backend's
+     * wrapper around it */
+    GError *collective = rt_graph_take_collective_error(g);
+    if (collective) {
+        if (error)
+            g_clear_error(error);
+        g_propagate_error(error, collective);
+    }
+    return FALSE;
 }
 
 /* "'name' (f32[2,3])" or "an unnamed f32[2,3]" */

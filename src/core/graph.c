@@ -69,6 +69,7 @@ void rt_graph_free(rt_graph *g)
     g_string_chunk_free(g->names);
     g_free(g->groups);
     g_clear_error(&g->error);
+    g_clear_error(&g->collective_error);
     g_free(g);
 }
 

@@ -22,6 +22,7 @@ librobotrain_la_SOURCES += \
 	src/core/optim.c \
 	src/core/loss-scale-private.h \
 	src/core/loss-scale.c \
+	src/core/grad-sync.c \
 	src/core/autodiff.c \
 	src/core/planner.c \
 	src/core/philox.c

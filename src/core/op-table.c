@@ -83,12 +83,13 @@ const rt_op_row rt_op_table[RT_OP_COUNT] = {
     ROW(AMP_UNSCALE, "amp_unscale", 2, 2, FX, 0, amp_unscale, NULL, cpu_amp_unscale,
         cpu_ws_amp_unscale),
     ROW(AMP_UPDATE, "amp_update", 1, 1, FX, 0, amp_update, NULL, cpu_amp_update, NULL),
+    ROW(ALLREDUCE, "allreduce", 1, 1, FX, 0, allreduce, NULL, cpu_allreduce, NULL),
 };
 
 /* a new op needs a row (and its tests: test-autodiff iterates this table) */
 static_assert(sizeof rt_op_table / sizeof rt_op_table[0] == RT_OP_COUNT,
               "rt_op_table needs one row per rt_op");
-static_assert(RT_OP_AMP_UPDATE + 1 == RT_OP_COUNT, "the last row of rt_op_table is amp_update");
+static_assert(RT_OP_ALLREDUCE + 1 == RT_OP_COUNT, "the last row of rt_op_table is allreduce");
 
 const char *rt_op_name(rt_op op)
 {

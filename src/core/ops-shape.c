@@ -324,7 +324,12 @@ bool op_infer_concat(rt_graph *g, rt_node *node)
     rt_tensor *y = rt_node_output(g, node, 0, x0->dtype, x0->ndim, shape);
     if (!y)
         return false;
-    y->batch_axis = x0->batch_axis == axis ? -1 : x0->batch_axis;
+    /* the samples' axis of any input that has one (a learned token prepended to per-sample ones
+     * must not make the result lose it: random ops key their numbers by it) */
+    y->batch_axis = -1;
+    for (int i = 0; i < node->n_src && y->batch_axis < 0; i++)
+        if (node->src[i]->batch_axis >= 0 && node->src[i]->batch_axis != axis)
+            y->batch_axis = node->src[i]->batch_axis;
     return true;
 }
 

@@ -139,6 +139,15 @@ void rt_metrics_step(rt_metrics *m)
     m->epochs = (double)m->samples / (double)m->num_frames;
 }
 
+void rt_metrics_set_average(rt_metrics *m, const char *key, double avg)
+{
+    rt_meter *meter = find_meter(m, key);
+    if (!meter || meter->count <= 0)
+        return;
+    meter->avg = avg;
+    meter->sum = avg * meter->count;
+}
+
 void rt_metrics_finish_window(rt_metrics *m)
 {
     rt_meter *u = find_meter(m, "update_s"), *d = find_meter(m, "dataloading_s");

@@ -54,6 +54,9 @@ void rt_metrics_update(rt_metrics *m, const char *key, double value);
  * default %.3f, such as counts. */
 void rt_metrics_add_meter(rt_metrics *m, const char *key, const char *label, char style, int precision);
 
+/* Replaces the average of meter key (a value reduced over the processes of a run); no-op when
+ * the meter has no value yet. */
+void rt_metrics_set_average(rt_metrics *m, const char *key, double avg);
 /* One optimizer step done: steps, samples, episodes and epochs advance. */
 void rt_metrics_step(rt_metrics *m);
 

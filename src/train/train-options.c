@@ -10,6 +10,7 @@
 #include <robotrain/policy.h>
 
 #include "core/options-private.h"
+#include "train/train-dist.h"
 #include "train/train-options.h"
 
 /* ---------------------------------------------------------------- rows */
@@ -525,7 +526,8 @@ gboolean rt_train_validate(rt_config *cfg, GDateTime *now, rt_train_settings *se
 
     const char *output_dir = rt_config_get_string(cfg, "output_dir");
     gboolean resume = rt_config_get_bool(cfg, "resume");
-    if (output_dir && !resume && g_file_test(output_dir, G_FILE_TEST_IS_DIR)) {
+    /* only rank 0 checks: the other ranks of a run may already see the folder it creates */
+    if (output_dir && !resume && rt_train_dist_env_is_main() && g_file_test(output_dir, G_FILE_TEST_IS_DIR)) {
         g_set_error(
             error, RT_ERROR, RT_ERROR_INVALID_ARG,
             "Output directory %s already exists and resume is False. Please change your output directory so "

@@ -20,6 +20,7 @@
 #include "core/json-write.h"
 #include "train/metrics.h"
 #include "train/stop.h"
+#include "train/train-dist.h"
 #include "train/train-run.h"
 
 #define MAX_INPUTS 64
@@ -44,6 +45,7 @@ typedef struct run {
     const rt_backend_i *backend;
     rt_backend_device *dev;
     char *device_name;
+    int dev_index; /* N of cuda:N */
     rt_policy_losses losses;
     rt_tensor *grad_norm;
     int n_inputs;
@@ -62,6 +64,8 @@ typedef struct run {
     rt_metrics *metrics;
     rt_metrics_log *mlog;
     char *last_checkpoint;
+    /* data-parallel (train-dist.h; inactive for a process alone) */
+    rt_train_dist *dist;
 } run;
 
 /* ---------------------------------------------------------------- logging */
@@ -69,9 +73,13 @@ typedef struct run {
 static void log_line(run *r, int line, const char *format, ...) G_GNUC_PRINTF(3, 4);
 static void log_line(run *r, int line, const char *format, ...)
 {
+    if (r->dist && !rt_train_dist_prints(r->dist))
+        return;
     g_autoptr(GDateTime) now = g_date_time_new_now_local();
     GString *s = g_string_new(NULL);
     rt_log_prefix(s, "INFO", now, "train-run.c", line);
+    if (r->dist && !rt_train_dist_is_main(r->dist)) /* ROBOTRAIN_VERBOSE=1 */
+        g_string_append_printf(s, "[rank %d] ", rt_train_dist_world(r->dist)->rank);
     va_list ap;
     va_start(ap, format);
     g_string_append_vprintf(s, format, ap);
@@ -292,6 +300,8 @@ static gboolean start_loader(run *r, GError **error)
     so.num_items = rt_dataset_num_frames(r->ds);
     so.batch_size = rt_config_get_int(r->cfg, "batch_size");
     so.seed = r->seed;
+    so.world_size = rt_train_dist_world(r->dist)->world_size;
+    so.rank = rt_train_dist_world(r->dist)->rank;
     r->sampler = rt_sampler_new(&so, error);
     r->fill_sampler = r->sampler ? rt_sampler_new(&so, error) : NULL;
     if (!r->fill_sampler)
@@ -344,7 +354,7 @@ static gboolean open_device(run *r, GError **error)
 {
     const rt_train_settings *s = r->a->settings;
     const char *type = s->device_type;
-    int index = MAX(s->device_index, 0);
+    int index = rt_train_dist_cuda_index(r->dist, s->device_index);
     if (!type || strcmp(type, "cuda") == 0) {
         g_autoptr(GError) local = NULL;
         const rt_plugin_module *m =
@@ -354,6 +364,7 @@ static gboolean open_device(run *r, GError **error)
         int count = cuda ? cuda->device_count(type ? error : NULL) : 0;
         if (cuda && count > index) {
             r->backend = cuda;
+            r->dev_index = index;
             r->dev = cuda->open(index, error);
             if (!r->dev)
                 return FALSE;
@@ -418,6 +429,9 @@ static gboolean choose_optimizer(run *r, GError **error)
             LOG(r, "--optimizer.lr=%g given on the command line replaces the checkpoint's lr", r->base_lr[0]);
         }
     }
+    if (rt_train_dist_active(r->dist) &&
+        rt_graph_add_grad_sync(r->g, rt_train_dist_bucket_bytes(r->dist), error) < 0)
+        return FALSE;
     return rt_graph_add_adamw(r->g, r->optim.groups, r->optim.n_groups, r->optim.grad_clip_norm, error);
 }
 
@@ -459,6 +473,8 @@ static gboolean bind_inputs(run *r, GError **error)
         gboolean bound = FALSE;
         for (int k = 0; k < r->n_inputs && !bound; k++)
             bound = r->input[k] == t;
+        for (int k = 0; k < r->losses.n_counts && !bound; k++)
+            bound = r->losses.counts[k].weight == t; /* written by set_count_weights */
         if (!bound) {
             g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                         "the policy reads '%s', which the dataset at %s does not have", t->name,
@@ -492,6 +508,8 @@ static gboolean build_graph(run *r, GError **error)
     rt_graph_set_init_seed(r->g, r->seed);
     rt_train_amp_begin_graph(&r->amp, r->g);
     rt_policy_build_args args = RT_POLICY_BUILD_ARGS_INIT(rt_config_get_int(r->cfg, "batch_size"));
+    if (rt_train_dist_active(r->dist))
+        args.flags |= RT_POLICY_BUILD_GLOBAL_COUNTS;
     if (!rt_policy_build_train(r->policy, r->g, &args, &r->losses, error) ||
         !rt_train_amp_before_backward(&r->amp, r->g, error) || !rt_graph_backward(r->g, error) ||
         !choose_optimizer(r, error) || !rt_graph_plan(r->g, r->backend, r->dev, error) ||
@@ -515,6 +533,115 @@ static gboolean load_weights(run *r, GError **error)
         return rt_checkpoint_load_model(pretrained, r->g, error);
     }
     return rt_policy_init_weights(r->policy, r->g, error);
+}
+
+/* ---------------------------------------------------------------- data parallel */
+
+/* The weights of count-averaged losses (RT_POLICY_BUILD_GLOBAL_COUNTS): this batch's count of
+ * valid entries, summed over the ranks, so each rank's loss is its share of the whole batch's. */
+static gboolean set_count_weights(run *r, const rt_batch *b, GError **error)
+{
+    int n = r->losses.n_counts;
+    if (n == 0)
+        return TRUE;
+    double local[RT_POLICY_MAX_LOSSES], global[RT_POLICY_MAX_LOSSES];
+    for (int k = 0; k < n; k++) {
+        const char *mask = r->losses.counts[k].mask;
+        int field = -1;
+        for (int i = 0; i < rt_batch_layout_num_fields(b->layout) && field < 0; i++)
+            if (strcmp(rt_batch_layout_field(b->layout, i)->key, mask) == 0)
+                field = i;
+        if (field < 0) {
+            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                        "the policy averages a loss over the valid entries of '%s', which the batch does not have",
+                        mask);
+            return FALSE;
+        }
+        const rt_batch_field *f = rt_batch_layout_field(b->layout, field);
+        const uint8_t *pad = rt_batch_field_data(b, field);
+        int64_t entries = b->capacity * f->numel, valid = 0;
+        for (int64_t i = 0; i < entries; i++)
+            valid += pad[i] == 0;
+        local[k] = global[k] = (double)(valid * r->losses.counts[k].per_entry);
+    }
+    if (!rt_train_dist_sum(r->dist, global, n, error))
+        return FALSE;
+    int world = rt_train_dist_world(r->dist)->world_size;
+    for (int k = 0; k < n; k++) {
+        rt_tensor *w = r->losses.counts[k].weight;
+        double v = MAX(1.0, local[k]) * world / MAX(1.0, global[k]);
+        float f = (float)v;
+        gboolean ok = w->dtype == RT_F64 ? rt_graph_write(r->g, w, &v, sizeof v, error)
+                                         : rt_graph_write(r->g, w, &f, sizeof f, error);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* Every rank stops at the same step: a signal any of them got stops all of them. */
+static gboolean agree_on_stop(run *r, int *sig, GError **error)
+{
+    *sig = rt_train_stop_requested();
+    if (!rt_train_dist_active(r->dist))
+        return TRUE;
+    double v[2] = {*sig == SIGINT, *sig == SIGTERM};
+    if (!rt_train_dist_sum(r->dist, v, 2, error))
+        return FALSE;
+    *sig = v[0] > 0 ? SIGINT : v[1] > 0 ? SIGTERM : 0;
+    return TRUE;
+}
+
+/* The window's loss and sub-losses averaged over the ranks, its timings their maximum
+ * (LeRobot v0.6); grad_norm and lr are the same on every rank. */
+static gboolean reduce_metrics(run *r, GError **error)
+{
+    if (!rt_train_dist_active(r->dist))
+        return TRUE;
+    const char *mean_keys[1 + RT_POLICY_MAX_LOSSES] = {"loss"};
+    static const char *max_keys[2] = {"update_s", "dataloading_s"};
+    int n_mean = 1;
+    for (int i = 0; i < r->losses.n; i++)
+        mean_keys[n_mean++] = r->losses.names[i];
+    double mean[1 + RT_POLICY_MAX_LOSSES], max[2];
+    for (int i = 0; i < n_mean; i++) {
+        const rt_meter *m = rt_metrics_meter(r->metrics, mean_keys[i]);
+        mean[i] = m ? m->avg : 0;
+    }
+    for (int i = 0; i < 2; i++) {
+        const rt_meter *m = rt_metrics_meter(r->metrics, max_keys[i]);
+        max[i] = m ? m->avg : 0;
+    }
+    if (!rt_train_dist_reduce_log(r->dist, mean, n_mean, max, 2, error))
+        return FALSE;
+    for (int i = 0; i < n_mean; i++)
+        rt_metrics_set_average(r->metrics, mean_keys[i], mean[i]);
+    for (int i = 0; i < 2; i++)
+        rt_metrics_set_average(r->metrics, max_keys[i], max[i]);
+    return TRUE;
+}
+
+/* Resuming with another batch size or number of processes. The sampler's order is a function of
+ * the global sample position (step x batch x processes), so the data continues sample for sample
+ * when the global batch is unchanged, and so do the random numbers (keyed by global sample). */
+static void warn_batch_change(run *r)
+{
+    int64_t saved_batch = rt_checkpoint_batch_size(r->ck), batch = rt_config_get_int(r->cfg, "batch_size");
+    int saved_n = MAX(rt_checkpoint_num_processes(r->ck), 1), n = rt_train_dist_world(r->dist)->world_size;
+    if (saved_batch <= 0 || (saved_batch == batch && saved_n == n))
+        return;
+    if (saved_batch * saved_n == batch * n)
+        LOG(r,
+            "the checkpoint was written with --batch_size %" G_GINT64_FORMAT " on %d process(es): the global batch "
+            "is unchanged (%" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT " x %d), so the data order continues sample "
+            "for sample",
+            (gint64)saved_batch, saved_n, (gint64)saved_batch, saved_n, (gint64)batch, n);
+    else
+        LOG(r,
+            "WARNING: the checkpoint's global batch is %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
+            " and this run's %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
+            ": the data order does not continue sample for sample",
+            (gint64)saved_batch, saved_n, (gint64)(saved_batch * saved_n), (gint64)batch, n, (gint64)(batch * n));
 }
 
 /* ---------------------------------------------------------------- steps */
@@ -563,7 +690,7 @@ static gboolean save_checkpoint(run *r, GError **error)
         .cfg = r->cfg,
         .stats = (const rt_ckpt_stat *)(void *)r->stats->data,
         .n_stats = r->stats->len,
-        .num_processes = 1,
+        .num_processes = rt_train_dist_world(r->dist)->world_size,
         .batch_size = rt_config_get_int(r->cfg, "batch_size"),
         .has_seed = TRUE,
         .seed = r->seed,
@@ -578,7 +705,10 @@ static gboolean save_checkpoint(run *r, GError **error)
     LOG(r, "Checkpoint policy after step %" G_GINT64_FORMAT, (gint64)r->step);
     g_free(r->last_checkpoint);
     r->last_checkpoint = NULL;
-    if (!rt_checkpoint_save(&info, &r->last_checkpoint, error))
+    /* only rank 0 writes; the others wait for it, as LeRobot's ranks do */
+    if (rt_train_dist_is_main(r->dist) && !rt_checkpoint_save(&info, &r->last_checkpoint, error))
+        return FALSE;
+    if (!rt_train_dist_barrier(r->dist, error))
         return FALSE;
     r->saved_step = r->step;
     return TRUE;
@@ -590,7 +720,8 @@ static gboolean one_step(run *r, GError **error)
     rt_batch *b = rt_loader_next(r->loader, error);
     if (!b)
         return FALSE;
-    gboolean ok = b->size == b->capacity || complete_batch(r, b, error);
+    int64_t b_capacity = b->capacity;
+    gboolean ok = (b->size == b->capacity || complete_batch(r, b, error)) && set_count_weights(r, b, error);
     for (int i = 0; ok && i < r->n_inputs; i++) {
         const rt_batch_field *field = rt_batch_layout_field(b->layout, r->input_field[i]);
         ok = rt_graph_write(r->g, r->input[i], rt_batch_field_data(b, r->input_field[i]),
@@ -604,7 +735,10 @@ static gboolean one_step(run *r, GError **error)
     if ((r->optim.schedule.kind != RT_LR_NONE || r->step == r->start) &&
         !set_learning_rates(r, r->step, error))
         return FALSE;
-    if (!rt_graph_set_rng(r->g, r->seed, (uint64_t)r->step, 0, error) || !rt_graph_compute(r->g, error) ||
+    /* random numbers keyed by the global sample index: rank k's first sample is k * batch */
+    int64_t sample_offset = (int64_t)rt_train_dist_world(r->dist)->rank * b_capacity;
+    if (!rt_graph_set_rng(r->g, r->seed, (uint64_t)r->step, sample_offset, error) ||
+        !rt_graph_compute(r->g, error) ||
         !rt_graph_read_scalar(r->g, r->losses.loss, &loss, error) ||
         (r->grad_norm && !rt_graph_read_scalar(r->g, r->grad_norm, &grad_norm, error)) ||
         !rt_train_amp_after_step(&r->amp, r->g, error))
@@ -628,11 +762,13 @@ static gboolean one_step(run *r, GError **error)
 
 static gboolean log_step(run *r, GError **error)
 {
+    if (!reduce_metrics(r, error))
+        return FALSE;
     rt_train_amp_log(&r->amp, r->metrics);
     rt_metrics_finish_window(r->metrics);
     g_autofree char *line = rt_metrics_format_line(r->metrics);
     LOG(r, "%s", line);
-    gboolean ok = rt_metrics_log_write(r->mlog, r->metrics, (double)g_get_real_time() / 1e6, error);
+    gboolean ok = !r->mlog || rt_metrics_log_write(r->mlog, r->metrics, (double)g_get_real_time() / 1e6, error);
     rt_metrics_reset(r->metrics);
     return ok;
 }
@@ -643,21 +779,24 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
     int64_t save_freq = rt_config_get_int(r->cfg, "save_freq");
     gboolean save = rt_config_get_bool(r->cfg, "save_checkpoint");
     while (r->step < r->total) {
-        int sig = rt_train_stop_requested();
+        int sig = 0;
+        if (!agree_on_stop(r, &sig, error))
+            return FALSE;
         if (sig) {
             result->stop_signal = sig;
             break;
         }
         if (!one_step(r, error))
             return FALSE;
-        rt_progress_update(r->bar, r->step);
+        if (rt_train_dist_is_main(r->dist))
+            rt_progress_update(r->bar, r->step);
         if (log_freq > 0 && r->step % log_freq == 0 && !log_step(r, error))
             return FALSE;
         if (save && ((save_freq > 0 && r->step % save_freq == 0) || r->step == r->total) &&
             !save_checkpoint(r, error))
             return FALSE;
     }
-    if (!result->stop_signal && rt_train_stop_requested() && r->step < r->total)
+    if (!result->stop_signal && !rt_train_dist_active(r->dist) && rt_train_stop_requested() && r->step < r->total)
         result->stop_signal = rt_train_stop_requested();
     if (result->stop_signal) {
         LOG(r, "Stopped by %s at step %" G_GINT64_FORMAT,
@@ -667,7 +806,10 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
     } else {
         LOG(r, "End of training");
     }
-    return TRUE;
+    g_autofree char *summary = rt_train_dist_summary(r->dist, r->step - r->start);
+    if (summary)
+        LOG(r, "%s", summary);
+    return rt_train_dist_barrier(r->dist, error); /* rank 0 (the store's host) ends last */
 }
 
 /* ---------------------------------------------------------------- the run */
@@ -697,11 +839,14 @@ static void run_free(run *r)
     rt_metrics_log_close(r->mlog);
     rt_progress_free(r->bar);
     g_free(r->last_checkpoint);
+    rt_train_dist_free(r->dist);
 }
 
 static gboolean prepare(run *r, GError **error)
 {
     const rt_train_settings *s = r->a->settings;
+    if (!r->dist && !(r->dist = rt_train_dist_new(error)))
+        return FALSE;
     if (s->checkpoint_dir) {
         r->ck = rt_checkpoint_open(s->checkpoint_dir, error);
         if (!r->ck)
@@ -715,12 +860,7 @@ static gboolean prepare(run *r, GError **error)
                 "--seed %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GUINT64_FORMAT
                 ": data order and random numbers do not continue the run's",
                 rt_config_get_int(r->cfg, "seed"), saved_seed);
-        int64_t saved_batch = rt_checkpoint_batch_size(r->ck);
-        if (saved_batch > 0 && saved_batch != rt_config_get_int(r->cfg, "batch_size"))
-            LOG(r,
-                "--batch_size %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GINT64_FORMAT
-                ": the data order does not continue sample for sample",
-                rt_config_get_int(r->cfg, "batch_size"), (gint64)saved_batch);
+        warn_batch_change(r);
     }
     r->step = r->start;
     if (rt_config_is_null(r->cfg, "seed")) {
@@ -736,14 +876,18 @@ static gboolean prepare(run *r, GError **error)
         return FALSE;
     r->policy = rt_policy_new(r->a->policy, r->cfg, error);
     if (!r->policy || !request_frames(r, error) || !make_normalizer(r, error) || !start_loader(r, error) ||
-        !open_device(r, error) || !choose_precision(r, error) || !build_graph(r, error) || !bind_inputs(r, error) || !load_weights(r, error))
+        !open_device(r, error) || !choose_precision(r, error) ||
+        !rt_train_dist_connect(r->dist, r->a->registry, r->backend == rt_backend_cpu() ? -1 : r->dev_index,
+                               error) ||
+        !build_graph(r, error) || !bind_inputs(r, error) || !load_weights(r, error) ||
+        !rt_train_dist_attach(r->dist, r->g, error))
         return FALSE;
     collect_stats(r);
     const char *output_dir = rt_config_get_string(r->cfg, "output_dir");
-    r->mlog = rt_metrics_log_open(output_dir, error);
-    if (!r->mlog)
+    if (rt_train_dist_is_main(r->dist) && !(r->mlog = rt_metrics_log_open(output_dir, error)))
         return FALSE;
-    r->metrics = rt_metrics_new(rt_config_get_int(r->cfg, "batch_size"), 1, rt_dataset_num_frames(r->ds),
+    r->metrics = rt_metrics_new(rt_config_get_int(r->cfg, "batch_size"), rt_train_dist_world(r->dist)->world_size,
+                                rt_dataset_num_frames(r->ds),
                                 rt_dataset_num_selected_episodes(r->ds), r->start, FALSE);
     return TRUE;
 }
@@ -762,13 +906,19 @@ static void log_start(run *r)
     LOG(r, "cfg.steps=%" G_GINT64_FORMAT " (%s)", (gint64)r->total, steps);
     LOG(r, "dataset.num_frames=%" G_GINT64_FORMAT " (%s)", (gint64)rt_dataset_num_frames(r->ds), frames);
     LOG(r, "dataset.num_episodes=%" G_GINT64_FORMAT, (gint64)rt_dataset_num_selected_episodes(r->ds));
-    LOG(r, "Effective batch size: %" G_GINT64_FORMAT " x 1 = %" G_GINT64_FORMAT, (gint64)batch,
-        (gint64)batch);
+    int world = rt_train_dist_world(r->dist)->world_size;
+    if (world > 1) {
+        const rt_world *w = rt_train_dist_world(r->dist);
+        LOG(r, "Data parallel: %d processes on %d machine(s), gradients averaged in %d bucket(s) of up to %.0f MiB",
+            world, w->n_nodes, rt_graph_n_grad_buckets(r->g), rt_train_dist_bucket_bytes(r->dist) / 1048576.0);
+    }
+    LOG(r, "Effective batch size: %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT, (gint64)batch, world,
+        (gint64)batch * world);
     /* frozen layers are buffers here, as in PyTorch, so every parameter learns */
     LOG(r, "num_learnable_params=%" G_GINT64_FORMAT " (%s)", (gint64)n_params, params);
     LOG(r, "num_total_params=%" G_GINT64_FORMAT " (%s)", (gint64)n_params, params);
     LOG(r, "Start offline training on a fixed dataset, with effective batch size: %" G_GINT64_FORMAT,
-        (gint64)batch);
+        (gint64)batch * world);
 }
 
 gboolean rt_train_run(const rt_train_run_args *args, rt_train_result *result, GError **error)
@@ -781,6 +931,11 @@ gboolean rt_train_run(const rt_train_run_args *args, rt_train_result *result, GE
     r.cfg = args->cfg;
     r.total = rt_config_get_int(r.cfg, "steps");
     r.bar = rt_progress_new(args->out ? args->out : stdout, 0, r.total);
+    r.dist = rt_train_dist_new(error);
+    if (!r.dist) {
+        run_free(&r);
+        return FALSE;
+    }
     for (guint i = 0; args->notes && i < args->notes->len; i++)
         LOG(&r, "%s", (char *)g_ptr_array_index(args->notes, i));
     gboolean ok = prepare(&r, error);

@@ -1,7 +1,8 @@
 /* src/train/train-run.h: the training loop of `robotrain train` (../shared/spec/lerobot.md §4).
  *
- * One process, one device (robotrain launch's multi-process runs need the gradient all-reduce
- * the graph does not have yet, and are refused). In LeRobot's order: open the dataset (a local
+ * One device per process; started by a launcher with several processes, the run is data
+ * parallel (train-dist.h: sharded batches, gradients averaged in the graph, rank 0 writes). In
+ * LeRobot's order: open the dataset (a local
  * folder: --dataset.root, else $HF_LEROBOT_HOME/REPO_ID), take the policy's features from it when
  * --policy.input_features is {}, create the policy, ask the dataset for the frames it needs,
  * build the training graph, choose the optimizer (rt_train_resolve_optimizer: the policy's preset
@@ -14,8 +15,9 @@
  *   -> step + 1 -> log every log_freq steps (console, metrics.jsonl) -> checkpoint every
  *   save_freq steps and after the last -> stop (with a checkpoint) after SIGINT or SIGTERM.
  *
- * The random numbers of step s are Philox(seed, s), and batch s is the sampler's s-th, so a
- * resumed run draws exactly what the uninterrupted run would have. */
+ * The random numbers of step s are Philox(seed, s) keyed by global sample index, and batch s is
+ * the sampler's s-th, so a resumed run draws exactly what the uninterrupted run would have, on
+ * any number of processes sharing the same global batch. */
 #ifndef ROBOTRAIN_TRAIN_TRAIN_RUN_H
 #define ROBOTRAIN_TRAIN_TRAIN_RUN_H
 

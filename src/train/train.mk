@@ -10,6 +10,8 @@ librobotrain_la_SOURCES += \
 	src/train/metrics.c \
 	src/train/metrics.h \
 	src/train/stop.c \
+	src/train/train-dist.c \
+	src/train/train-dist.h \
 	src/train/stop.h \
 	src/train/lr-schedule.h \
 	src/train/train-options.c \
@@ -45,6 +47,14 @@ check_PROGRAMS += tests/test-train-amp
 TESTS += tests/test-train-amp
 tests_test_train_amp_SOURCES = tests/test-train-amp.c
 tests_test_train_amp_LDADD = $(RT_TEST_LIBS)
+
+## Data-parallel training through the real launcher and Gloo (train-dp.sh), with a comparer of
+## checkpoints (dp-compare) built on the project's safetensors reader.
+check_PROGRAMS += tests/dp-compare
+tests_dp_compare_SOURCES = tests/dp-compare.c
+tests_dp_compare_LDADD = $(RT_TEST_LIBS)
+TESTS += tests/train-dp.sh
+EXTRA_DIST += tests/train-dp.sh
 
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
