@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "train/stop.h"
+#include "train/train-hub.h"
 #include "train/train-options.h"
 #include "train/train-run.h"
 
@@ -66,23 +67,10 @@ static gboolean check_supported(const rt_config *cfg, GError **error)
             world);
         return FALSE;
     }
-    if (rt_config_get_bool(cfg, "policy.push_to_hub")) {
-        g_set_error(
-            error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-            "--policy.push_to_hub=true: uploading to the Hub is not part of robotrain train yet; pass "
-            "--policy.push_to_hub=false and upload the checkpoint's pretrained_model folder yourself");
-        return FALSE;
-    }
     if (rt_config_get_bool(cfg, "policy.use_amp")) {
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
                     "--policy.use_amp=true: mixed precision is not wired into robotrain train yet; it trains in "
                     "float32 (pass --policy.use_amp=false)");
-        return FALSE;
-    }
-    if (rt_config_get_bool(cfg, "wandb.enable")) {
-        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "--wandb.enable=true: W&B logging is not part of robotrain train yet; the metrics are in "
-                    "OUTPUT_DIR/metrics.jsonl");
         return FALSE;
     }
     return TRUE;
@@ -129,6 +117,9 @@ static int train(rt_config *cfg, rt_train_file *file, rt_train_file *policy_file
             status = fail(error, RT_EXIT_FAILURE);
         else if (result.stop_signal)
             status = 128 + result.stop_signal; /* as a shell reports a process killed by it */
+        else if (rt_train_is_main_process() && /* LeRobot pushes at the end, from the main process */
+                 !rt_train_hub_push_at_end(cfg, result.last_checkpoint, stdout, &error))
+            status = fail(error, RT_EXIT_FAILURE);
         g_free(result.last_checkpoint);
     }
     rt_train_settings_clear(&settings);

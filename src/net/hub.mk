@@ -12,7 +12,9 @@ librobotrain_la_SOURCES += \
 	src/net/hub-snapshot.c \
 	src/net/hub-dataset.c \
 	src/net/hub-upload.c \
-	src/net/hub-modelcard.c
+	src/net/hub-modelcard.c \
+	src/net/hub-progress.c \
+	src/net/hub-weights.c
 robotraininclude_HEADERS += include/robotrain/hub.h
 
 ## Tests: the C programs start tests/servers/hub-server.py (Python 3 standard library) on
@@ -37,3 +39,8 @@ tests_test_hub_push_CPPFLAGS = $(AM_CPPFLAGS) $(CURL_CFLAGS)
 tests_test_hub_push_LDADD = $(RT_TEST_LIBS) $(CURL_LIBS)
 
 EXTRA_DIST += tests/servers/hub-server.py tests/servers/README
+
+## robotrain train's use of the Hub (the dataset by repo id, --policy.push_to_hub) and
+## `robotrain push`: kept apart from the training loop, which calls in through small hooks.
+librobotrain_la_SOURCES += src/train/train-hub.c src/train/train-hub.h
+robotrain_SOURCES += src/cli/cmd-push.c
