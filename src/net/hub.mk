@@ -44,3 +44,7 @@ EXTRA_DIST += tests/servers/hub-server.py tests/servers/README
 ## `robotrain push`: kept apart from the training loop, which calls in through small hooks.
 librobotrain_la_SOURCES += src/train/train-hub.c src/train/train-hub.h
 robotrain_SOURCES += src/cli/cmd-push.c
+
+## The CLI end to end against both loopback servers (train by Hub id, offline, push, W&B).
+TESTS += tests/net-cli.sh
+EXTRA_DIST += tests/net-cli.sh
