@@ -181,6 +181,22 @@ fail_run 2 "robotrain push: one argument" "$R" push "$pm"
 HF_TOKEN= fail_run 1 "robotrain push without a token" "$R" push "$pm" user/act-notoken
 contains "push: the 401 says to set a token" "$T/err" "HF_TOKEN"
 
+# ---- a terminal gets a progress line; other ranks than 0 never talk to the Hub
+if command -v script >/dev/null 2>&1; then
+  script -qec "'$R' dataset download lerobot-test/tiny '--root=$T/tty-root'" "$T/typescript" >/dev/null 2>&1
+  grep -a -q "Fetching [0-9]*/[0-9]* .*meta/info.json" "$T/typescript"
+  tap_result $? "on a terminal: a progress line per file"
+else
+  tap_result 0 "# SKIP no script(1) to give the download a terminal"
+fi
+n_requests=$(wc -l <"$T/hub.log")
+# shellcheck disable=SC2086
+RANK=1 ok_run "rank 1: trains on the dataset rank 0 downloaded" "$R" train --dataset.repo_id=lerobot-test/tiny \
+  $small --policy.repo_id=user/act-rank1 --steps=1 "--output_dir=$T/rank1"
+contains "rank 1: the cached snapshot" "$T/out" "Dataset lerobot-test/tiny: $snap"
+[ "$(wc -l <"$T/hub.log")" -eq "$n_requests" ]
+tap_result $? "rank 1: not one request to the Hub (no download, no push)"
+
 # ---- offline: the server stopped, HF_HUB_OFFLINE=1
 kill "$hub_pid"
 wait "$hub_pid" 2>/dev/null

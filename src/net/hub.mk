@@ -48,3 +48,10 @@ robotrain_SOURCES += src/cli/cmd-push.c
 ## The CLI end to end against both loopback servers (train by Hub id, offline, push, W&B).
 TESTS += tests/net-cli.sh
 EXTRA_DIST += tests/net-cli.sh
+
+## Only rank 0 downloads: rt_train_hub_dataset_folder() with two ranks in two threads.
+check_PROGRAMS += tests/test-train-hub
+TESTS += tests/test-train-hub
+tests_test_train_hub_SOURCES = tests/test-train-hub.c $(RT_HUB_TEST_SOURCES)
+tests_test_train_hub_CPPFLAGS = $(AM_CPPFLAGS) $(CURL_CFLAGS)
+tests_test_train_hub_LDADD = $(RT_TEST_LIBS) $(CURL_LIBS)
