@@ -770,7 +770,9 @@ gboolean rt_train_run(const rt_train_run_args *args, rt_train_result *result, GE
         log_start(&r);
         ok = loop(&r, result, error);
     }
-    g_autofree char *wandb_end = rt_train_wandb_finish(r.wandb, ok ? 0 : 1, 30000);
+    /* W&B's exit code: 0, 1 for a failed run, 128 + N for one stopped by signal N */
+    int wandb_exit = !ok ? 1 : result->stop_signal ? 128 + result->stop_signal : 0;
+    g_autofree char *wandb_end = rt_train_wandb_finish(r.wandb, wandb_exit, 30000);
     if (wandb_end)
         LOG(&r, "%s", wandb_end);
     result->step = r.step;
