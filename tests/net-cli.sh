@@ -28,9 +28,21 @@ header = json.dumps({"conv1.weight": {"dtype": "F32", "shape": [1], "data_offset
 with open(sys.argv[1], "wb") as f:
     f.write(struct.pack("<Q", len(header)) + header + struct.pack("<f", 1.0))
 EOF
+# the real v2.1 episode (when ../shared is there), with a decoy file of episode 30 beside it
+real="${ROBOTRAIN_SHARED_DIR:-/nonexistent}/data/real-v2.1-g1"
+real_repo=
+if [ -d "$real" ]; then
+  cp -r "$real" "$T/real" && chmod -R u+w "$T/real" &&
+    echo "not this one" >"$T/real/data/chunk-000/episode_000030.parquet" &&
+    for cam in "$T"/real/videos/chunk-000/*; do echo "not this one" >"$cam/episode_000030.mp4"; done
+  real_repo='{"type": "dataset", "id": "lerobot-test/real", "commits": [{"sha": "4444444444444444444444444444444444444444",
+    "dir": "'"$T/real"'"}], "branches": {"main": "4444444444444444444444444444444444444444"},
+    "tags": {"v2.1": "4444444444444444444444444444444444444444"}},'
+fi
 cat >"$T/hub.json" <<EOF
 {"tokens": ["hf_test_token"], "lfs_patterns": ["*.safetensors", "*.parquet", "*.mp4"],
- "repos": [{"type": "dataset", "id": "lerobot-test/tiny",
+ "repos": [$real_repo
+           {"type": "dataset", "id": "lerobot-test/tiny",
             "commits": [{"sha": "$SHA", "dir": "$data"}],
             "branches": {"main": "$SHA"}, "tags": {"v3.0": "$SHA"}},
            {"type": "model", "id": "timm/resnet18.tv_in1k",
@@ -77,6 +89,11 @@ tap_result $? "LeRobot's cache layout: snapshot symlinks and refs/v3.0 = the com
 [ "$(hub_requests GET '^/api/datasets/lerobot-test/tiny/refs')" -ge 1 ]
 tap_result $? "the version tag is picked from the Hub's refs, as LeRobot does"
 
+# shellcheck disable=SC2086
+HF_HOME="$T/hf-episodes" ok_run "train --dataset.episodes=[1] by Hub id: metadata, then that episode's files" \
+  "$R" train --dataset.repo_id=lerobot-test/tiny --dataset.episodes=[1] $small --policy.push_to_hub=false --steps=1 \
+  "--output_dir=$T/t-episodes"
+contains "--dataset.episodes: one episode" "$T/out" "dataset.num_episodes=1"
 ok_run "dataset download REPO_ID: from the cache" "$R" dataset download lerobot-test/tiny
 [ "$(cat "$T/out")" = "$snap" ]
 tap_result $? "dataset download prints the snapshot folder"
@@ -87,6 +104,21 @@ tap_result $? "--root: the files at ROOT/<path>, with huggingface_hub's bookkeep
 fail_run 1 "dataset download: a dataset the Hub does not have" "$R" dataset download lerobot-test/nosuch
 contains "404 names the repository" "$T/err" "lerobot-test/nosuch"
 fail_run 2 "dataset download: a malformed repo id" "$R" dataset download "bad//id"
+if [ -n "$real_repo" ]; then
+  ok_run "dataset download --episodes=[29]: the metadata, then that episode's files" "$R" dataset download \
+    lerobot-test/real --episodes=[29]
+  folder=$(cat "$T/out")
+  cmp -s "$real/data/chunk-000/episode_000029.parquet" "$folder/data/chunk-000/episode_000029.parquet" &&
+    cmp -s "$real/meta/episodes.jsonl" "$folder/meta/episodes.jsonl" &&
+    [ "$(hub_requests HEAD '^/datasets/lerobot-test/real/resolve/.*episode_000029')" -eq 2 ] &&
+    [ "$(hub_requests HEAD 'episode_000030')" -eq 0 ] && [ "$(hub_requests GET 'episode_000030')" -eq 0 ] &&
+    [ ! -e "$folder/data/chunk-000/episode_000030.parquet" ]
+  tap_result $? "--episodes: episode 29's data and video fetched, episode 30's not, v2.1 picked"
+  ok_run "robotrain dataset info reads the partial download" "$R" dataset info "$folder"
+  contains "partial download: all 100 episodes listed" "$T/out" "100"
+else
+  tap_result 0 "# SKIP no ../shared/data/real-v2.1-g1 for --episodes"
+fi
 
 # ---- backbone weights by Hub id: downloaded into HF_HUB_CACHE, then read
 # shellcheck disable=SC2086

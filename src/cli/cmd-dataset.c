@@ -14,6 +14,7 @@
 #include <robotrain/hub.h>
 
 #include "cli/commands.h"
+#include "train/train-hub.h"
 #include "data/dataset.h"
 
 static const rt_option info_options[] = {
@@ -67,6 +68,16 @@ static const rt_option download_options[] = {
      .null_text = "cache",
      .help = "Write the files straight into this folder (LeRobot's --dataset.root); cache: LeRobot's "
              "cache, $HF_LEROBOT_HOME/hub/datasets--OWNER--NAME (~/.cache/huggingface/lerobot/hub)."},
+    {.key = "episodes",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_INT,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
+     .min = 0,
+     .max = 16777215,
+     .null_text = "all",
+     .help = "Only the metadata and the data and video files of these episodes (their episode_index, "
+             "e.g. [0,1,2]), as LeRobot downloads for --dataset.episodes."},
 };
 
 typedef struct subcommand {
@@ -555,21 +566,14 @@ static int run_download(const char *repo_id, const rt_config *flags)
     }
     const char *revision = rt_config_is_null(flags, "revision") ? NULL : rt_config_get_string(flags, "revision");
     const char *root = rt_config_is_null(flags, "root") ? NULL : rt_config_get_string(flags, "root");
-    g_autoptr(rt_hub) hub = rt_hub_new(NULL, &error);
-    if (!hub) {
-        print_error(error);
-        return RT_EXIT_FAILURE;
-    }
-    rt_hub_tty_progress *bar = rt_hub_tty_progress_attach(hub, stderr);
-    g_autofree char *used = NULL;
-    g_autofree char *folder = rt_hub_dataset_download(hub, repo_id, revision, NULL, root, &used, &error);
-    rt_hub_tty_progress_detach(bar);
+    size_t n_episodes = 0;
+    g_autofree gint64 *episodes = rt_config_get_int_list(flags, "episodes", &n_episodes);
+    g_autofree char *folder = rt_train_hub_download_dataset(repo_id, revision, root, (const int64_t *)episodes,
+                                                            n_episodes, FALSE, stderr, &error);
     if (!folder) {
         print_error(error);
         return RT_EXIT_FAILURE;
     }
-    fprintf(stderr, "robotrain dataset download: %s at %s (%u requests)\n", repo_id, used,
-            rt_hub_request_count(hub));
     printf("%s\n", folder);
     return RT_EXIT_OK;
 }

@@ -8,6 +8,7 @@
 
 #include <robotrain/error.h>
 
+#include "data/dataset-private.h" /* the episodes' file indices, to download only their files */
 #include "train/train-hub.h"
 #include "train/train-run.h"
 
@@ -23,9 +24,51 @@ static gboolean has_info(const char *folder)
     return g_file_test(info, G_FILE_TEST_IS_REGULAR);
 }
 
-/* The download itself (or, with offline, the lookup in the cache). */
-static char *fetch(const char *repo_id, const char *revision, const char *root, gboolean offline, FILE *progress,
-                   GError **error)
+/* The data and video files of the selected episodes of the dataset whose metadata is in folder,
+ * relative to it, each once, as LeRobot's get_episodes_file_paths() lists them. */
+static GPtrArray *episode_files(const char *folder, const int64_t *episodes, size_t n, GError **error)
+{
+    rt_dataset_options o;
+    rt_dataset_options_init(&o);
+    o.episodes = episodes;
+    o.n_episodes = n;
+    o.load_frames = FALSE;
+    rt_dataset *ds = rt_dataset_open(folder, &o, error);
+    if (!ds)
+        return NULL;
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    gboolean v3 = ds->info->version_major >= 3;
+    for (int64_t k = 0; k < ds->n_selected; k++) {
+        const rt_episode *e = &ds->episodes[ds->selected[k]];
+        const rt_meta_episode *m = &g_array_index(ds->meta_eps->episodes, rt_meta_episode, ds->selected[k]);
+        static const char *const v3_names[] = {"chunk_index", "file_index"};
+        static const char *const v2_names[] = {"episode_chunk", "episode_index"};
+        for (int c = -1; c < (ds->info->video_path ? ds->n_cameras : 0); c++) {
+            int64_t ints[2] = {e->data_chunk, v3 ? e->data_file : e->episode_index};
+            if (c >= 0 && v3) {
+                ints[0] = m->video_chunk[c];
+                ints[1] = m->video_file[c];
+            }
+            const char *camera = c >= 0 ? rt_dataset_feature(ds, ds->camera_feature[c])->name : NULL;
+            char *path = rt_dataset_expand_template(c >= 0 ? ds->info->video_path : ds->info->data_path,
+                                                    v3 ? v3_names : v2_names, ints, 2, camera, NULL);
+            if (path && !g_hash_table_contains(seen, path)) {
+                g_hash_table_add(seen, path);
+                g_ptr_array_add(files, path);
+            } else {
+                g_free(path);
+            }
+        }
+    }
+    g_hash_table_unref(seen);
+    rt_dataset_free(ds);
+    return files;
+}
+
+char *rt_train_hub_download_dataset(const char *repo_id, const char *revision, const char *root,
+                                    const int64_t *episodes, size_t n_episodes, gboolean offline, FILE *progress,
+                                    GError **error)
 {
     g_autoptr(GError) local = NULL;
     rt_hub_config *config = rt_hub_config_new_from_env(&local);
@@ -38,15 +81,49 @@ static char *fetch(const char *repo_id, const char *revision, const char *root, 
     }
     if (hub) {
         rt_hub_tty_progress *bar = rt_hub_tty_progress_attach(hub, progress);
-        folder = rt_hub_dataset_download(hub, repo_id, revision, NULL, root, NULL, &local);
+        if (!episodes) {
+            folder = rt_hub_dataset_download(hub, repo_id, revision, NULL, root, NULL, &local);
+        } else {
+            /* LeRobot's way: the metadata first, then the files of the episodes it lists */
+            static const char *const meta[] = {"meta/", NULL};
+            g_autofree char *used = NULL;
+            g_autofree char *meta_folder = rt_hub_dataset_download(hub, repo_id, revision, meta, root, &used, &local);
+            GPtrArray *files = meta_folder ? episode_files(meta_folder, episodes, n_episodes, &local) : NULL;
+            if (files) {
+                g_ptr_array_add(files, NULL);
+                folder = rt_hub_dataset_download(hub, repo_id, used, (const char *const *)files->pdata, root, NULL,
+                                                 &local);
+                g_ptr_array_unref(files);
+            }
+        }
         rt_hub_tty_progress_detach(bar);
         rt_hub_free(hub);
     }
     if (!folder)
+        g_propagate_error(error, g_steal_pointer(&local));
+    return folder;
+}
+
+/* The download of cfg's dataset (or, with offline, the lookup in the cache). */
+static char *fetch(const rt_config *cfg, gboolean offline, FILE *progress, GError **error)
+{
+    const char *root = rt_config_get_string(cfg, "dataset.root");
+    const char *revision = rt_config_is_null(cfg, "dataset.revision") ? NULL
+                                                                      : rt_config_get_string(cfg, "dataset.revision");
+    rt_dataset_options o;
+    g_autofree int64_t *episodes = NULL;
+    rt_dataset_options_from_config(cfg, "dataset", &o, &episodes);
+    const char *repo_id = rt_config_get_string(cfg, "dataset.repo_id");
+    GError *local = NULL;
+    char *folder =
+        rt_train_hub_download_dataset(repo_id, revision, root, o.episodes, o.n_episodes, offline, progress, &local);
+    if (!folder) {
         g_set_error(error, RT_ERROR, local->code,
                     "--dataset.repo_id=%s: %s\n(or pass --dataset.root=FOLDER, a LeRobot dataset holding "
                     "meta/info.json)",
                     repo_id, local->message);
+        g_error_free(local);
+    }
     return folder;
 }
 
@@ -55,8 +132,6 @@ char *rt_train_hub_dataset_folder(const rt_config *cfg, gboolean is_main, rt_tra
 {
     const char *root = rt_config_get_string(cfg, "dataset.root");
     const char *repo_id = rt_config_get_string(cfg, "dataset.repo_id");
-    const char *revision = rt_config_is_null(cfg, "dataset.revision") ? NULL
-                                                                      : rt_config_get_string(cfg, "dataset.revision");
     if (root && has_info(root))
         return g_strdup(root);
     if (!root) {
@@ -71,10 +146,10 @@ char *rt_train_hub_dataset_folder(const rt_config *cfg, gboolean is_main, rt_tra
             return NULL;
         if (root && has_info(root))
             return g_strdup(root);
-        return fetch(repo_id, revision, root, TRUE, NULL, error);
+        return fetch(cfg, TRUE, NULL, error);
     }
     GError *local = NULL;
-    char *folder = fetch(repo_id, revision, root, FALSE, progress, &local);
+    char *folder = fetch(cfg, FALSE, progress, &local);
     if (wait) {
         gboolean ok = wait(wait_data, folder != NULL, NULL);
         if (folder && !ok) {

@@ -9,6 +9,7 @@
 #ifndef ROBOTRAIN_TRAIN_TRAIN_HUB_H
 #define ROBOTRAIN_TRAIN_TRAIN_HUB_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <glib.h>
@@ -30,8 +31,9 @@ gboolean rt_train_is_main_process(void);
  *   - --dataset.root holding meta/info.json: that folder, as it is;
  *   - no --dataset.root and $HF_LEROBOT_HOME/REPO_ID holds meta/info.json: that folder (a copy
  *     made by hand or by an older LeRobot);
- *   - else the dataset is downloaded from the Hub (rt_hub_dataset_download: --dataset.revision,
- *     else the version tag LeRobot's codebase reads) into --dataset.root when given, else into
+ *   - else the dataset is downloaded from the Hub (rt_train_hub_download_dataset: --dataset.revision,
+ *     else the version tag LeRobot's codebase reads; with --dataset.episodes only the metadata
+ *     and those episodes' files) into --dataset.root when given, else into
  *     LeRobot's cache ($HF_LEROBOT_HOME/hub/datasets--OWNER--NAME/snapshots/COMMIT). Offline
  *     (HF_HUB_OFFLINE=1, or the Hub unreachable) the cached snapshot is used without requests.
  * Only is_main downloads; see the top of this file for wait (NULL: one process). progress: a
@@ -39,6 +41,15 @@ gboolean rt_train_is_main_process(void);
  * Returns (transfer full) the folder: g_free(). */
 char *rt_train_hub_dataset_folder(const rt_config *cfg, gboolean is_main, rt_train_wait_func wait,
                                   void *wait_data, FILE *progress, GError **error);
+
+/* Downloads the dataset repo_id (revision NULL: the version tag LeRobot picks) into root (NULL:
+ * LeRobot's cache) as rt_hub_dataset_download() does: every file when episodes is NULL, else,
+ * as LeRobot does, meta/ first and then only the data and video files of those n_episodes
+ * episodes (by episode_index). offline: no request, the cache only (as with HF_HUB_OFFLINE).
+ * Errors are the Hub client's (robotrain/hub.h), or the metadata's. Returns (transfer full) the dataset folder: g_free(). */
+char *rt_train_hub_download_dataset(const char *repo_id, const char *revision, const char *root,
+                                    const int64_t *episodes, size_t n_episodes, gboolean offline, FILE *progress,
+                                    GError **error);
 
 /* The pretrained_model folder of dir: dir itself when it holds config.json and
  * model.safetensors, else dir/pretrained_model (a checkpoint), else
