@@ -103,10 +103,11 @@ DEF_TEST(only_rank0_downloads)
     g_autofree char *src = hub_tmpdir();
     OK(hub_write(src, "meta/info.json", "{\"codebase_version\": \"v3.0\"}", -1) &&
        hub_write(src, "data/chunk-000/file-000.parquet", "not really parquet", -1));
-    g_autofree char *config = g_strdup_printf(
-        "{\"repos\": [{\"type\": \"dataset\", \"id\": \"o/d\", \"commits\": [{\"sha\": \"%s\", \"dir\": \"%s\"}],"
-        " \"branches\": {\"main\": \"%s\"}, \"tags\": {\"v3.0\": \"%s\"}}]}",
-        SHA, src, SHA, SHA);
+    g_autofree char *config =
+        g_strdup_printf("{\"repos\": [{\"type\": \"dataset\", \"id\": \"o/d\", \"commits\": [{\"sha\": "
+                        "\"%s\", \"dir\": \"%s\"}],"
+                        " \"branches\": {\"main\": \"%s\"}, \"tags\": {\"v3.0\": \"%s\"}}]}",
+                        SHA, src, SHA, SHA);
     hub_server s;
     int rc = hub_server_start(&s, config);
     if (rc == 77) {
@@ -127,7 +128,8 @@ DEF_TEST(only_rank0_downloads)
     two_ranks(&b, &r0, &r1, "o/d");
     EXPECT_NO_ERROR(r0.error);
     EXPECT_NO_ERROR(r1.error);
-    g_autofree char *want = g_build_filename(home, "lerobot", "hub", "datasets--o--d", "snapshots", SHA, NULL);
+    g_autofree char *want =
+        g_build_filename(home, "lerobot", "hub", "datasets--o--d", "snapshots", SHA, NULL);
     EXPECT_EQ_STR(want, r0.folder);
     EXPECT_EQ_STR(want, r1.folder);
     OK1(r1.waited_until >= b.opened_at, "rank 1 went on only after rank 0 had the dataset");

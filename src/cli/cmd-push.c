@@ -40,7 +40,8 @@ static const rt_option push_options[] = {
 };
 
 static const char usage[] =
-    "usage: robotrain push DIR REPO_ID [--private=BOOL] [--tags=TAG,...] [--license=TEXT] [--revision=BRANCH]\n\n"
+    "usage: robotrain push DIR REPO_ID [--private=BOOL] [--tags=TAG,...] [--license=TEXT] "
+    "[--revision=BRANCH]\n\n"
     "Uploads the policy in DIR (a pretrained_model folder, a checkpoint folder or a training output\n"
     "folder, whose checkpoints/last is taken) to the Hub model repository REPO_ID (owner/name), as\n"
     "lerobot-train --policy.push_to_hub does: config.json, model.safetensors, train_config.json, the\n"
@@ -68,8 +69,9 @@ int rt_cmd_push(int argc, char **argv)
     if (rt_config_handle_help(flags, usage, stdout))
         return RT_EXIT_OK;
     if (!rest || !rest[0] || !rest[1] || rest[2]) {
-        fprintf(stderr, "robotrain push: give the policy folder and the repository: robotrain push DIR REPO_ID%s%s\n"
-                        "See 'robotrain push --help'.\n",
+        fprintf(stderr,
+                "robotrain push: give the policy folder and the repository: robotrain push DIR REPO_ID%s%s\n"
+                "See 'robotrain push --help'.\n",
                 rest && rest[0] && rest[1] && rest[2] ? "; unexpected " : "",
                 rest && rest[0] && rest[1] && rest[2] ? rest[2] : "");
         return RT_EXIT_USAGE;
@@ -96,8 +98,8 @@ int rt_cmd_push(int argc, char **argv)
         .tags = (const char *const *)tags,
         .license = rt_config_is_null(flags, "license") ? NULL : rt_config_get_string(flags, "license"),
         .revision = rt_config_is_null(flags, "revision") ? NULL : rt_config_get_string(flags, "revision"),
-        .commit_message = rt_config_is_null(flags, "commit_message") ? NULL
-                                                                      : rt_config_get_string(flags, "commit_message"),
+        .commit_message =
+            rt_config_is_null(flags, "commit_message") ? NULL : rt_config_get_string(flags, "commit_message"),
         .progress = stderr,
     };
     rt_hub_commit *commit = rt_train_hub_push(&a, NULL, &error);

@@ -37,8 +37,9 @@ int rt_cmd_wandb(int argc, char **argv)
         return RT_EXIT_OK;
     }
     if (strcmp(argv[1], "sync") != 0) {
-        fprintf(stderr, "robotrain wandb: '%s' is not a subcommand of wandb (there is: sync).\n"
-                        "See 'robotrain wandb --help'.\n",
+        fprintf(stderr,
+                "robotrain wandb: '%s' is not a subcommand of wandb (there is: sync).\n"
+                "See 'robotrain wandb --help'.\n",
                 argv[1]);
         return RT_EXIT_USAGE;
     }
@@ -57,8 +58,9 @@ int rt_cmd_wandb(int argc, char **argv)
         return RT_EXIT_USAGE;
     }
     if (!g_file_test(rest[0], G_FILE_TEST_IS_DIR)) {
-        fprintf(stderr, "robotrain wandb sync: %s is not a folder (give OUTPUT_DIR, OUTPUT_DIR/wandb or a run "
-                        "folder)\n",
+        fprintf(stderr,
+                "robotrain wandb sync: %s is not a folder (give OUTPUT_DIR, OUTPUT_DIR/wandb or a run "
+                "folder)\n",
                 rest[0]);
         return RT_EXIT_FAILURE;
     }

@@ -51,7 +51,9 @@ char *rt_hub_weights_file(rt_hub *hub, const char *value, const char *flag, GErr
 {
     const char *mapped = rt_hub_torchvision_weights_repo(value);
     const char *at = mapped ? NULL : strchr(value, '@');
-    g_autofree char *repo_id = mapped ? g_strdup(mapped) : at ? g_strndup(value, (gsize)(at - value)) : g_strdup(value);
+    g_autofree char *repo_id = mapped ? g_strdup(mapped)
+                               : at   ? g_strndup(value, (gsize)(at - value))
+                                      : g_strdup(value);
     const char *revision = at ? at + 1 : NULL;
     if (!rt_hub_check_repo_id(repo_id, error))
         return NULL;
@@ -63,11 +65,13 @@ char *rt_hub_weights_file(rt_hub *hub, const char *value, const char *flag, GErr
         hub = own;
     }
     GError *local = NULL;
-    char *path = rt_hub_download_file(hub, RT_HUB_MODEL, repo_id, revision, "model.safetensors", NULL, &local);
+    char *path =
+        rt_hub_download_file(hub, RT_HUB_MODEL, repo_id, revision, "model.safetensors", NULL, &local);
     if (path)
         return path;
-    g_autofree char *named = mapped ? g_strdup_printf("%s (torchvision's weights, published as %s)", value, repo_id)
-                                    : g_strdup(value);
+    g_autofree char *named =
+        mapped ? g_strdup_printf("%s (torchvision's weights, published as %s)", value, repo_id)
+               : g_strdup(value);
     if (hub->config->offline || g_error_matches(local, RT_ERROR, RT_ERROR_NOT_FOUND))
         g_set_error(error, RT_ERROR, local->code,
                     "%s=%s: %s\nTo get the file: run once with network access (HF_HUB_OFFLINE unset), "

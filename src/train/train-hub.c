@@ -67,8 +67,8 @@ static GPtrArray *episode_files(const char *folder, const int64_t *episodes, siz
 }
 
 char *rt_train_hub_download_dataset(const char *repo_id, const char *revision, const char *root,
-                                    const int64_t *episodes, size_t n_episodes, gboolean offline, FILE *progress,
-                                    GError **error)
+                                    const int64_t *episodes, size_t n_episodes, gboolean offline,
+                                    FILE *progress, GError **error)
 {
     g_autoptr(GError) local = NULL;
     rt_hub_config *config = rt_hub_config_new_from_env(&local);
@@ -87,12 +87,13 @@ char *rt_train_hub_download_dataset(const char *repo_id, const char *revision, c
             /* LeRobot's way: the metadata first, then the files of the episodes it lists */
             static const char *const meta[] = {"meta/", NULL};
             g_autofree char *used = NULL;
-            g_autofree char *meta_folder = rt_hub_dataset_download(hub, repo_id, revision, meta, root, &used, &local);
+            g_autofree char *meta_folder =
+                rt_hub_dataset_download(hub, repo_id, revision, meta, root, &used, &local);
             GPtrArray *files = meta_folder ? episode_files(meta_folder, episodes, n_episodes, &local) : NULL;
             if (files) {
                 g_ptr_array_add(files, NULL);
-                folder = rt_hub_dataset_download(hub, repo_id, used, (const char *const *)files->pdata, root, NULL,
-                                                 &local);
+                folder = rt_hub_dataset_download(hub, repo_id, used, (const char *const *)files->pdata, root,
+                                                 NULL, &local);
                 g_ptr_array_unref(files);
             }
         }
@@ -108,15 +109,15 @@ char *rt_train_hub_download_dataset(const char *repo_id, const char *revision, c
 static char *fetch(const rt_config *cfg, gboolean offline, FILE *progress, GError **error)
 {
     const char *root = rt_config_get_string(cfg, "dataset.root");
-    const char *revision = rt_config_is_null(cfg, "dataset.revision") ? NULL
-                                                                      : rt_config_get_string(cfg, "dataset.revision");
+    const char *revision =
+        rt_config_is_null(cfg, "dataset.revision") ? NULL : rt_config_get_string(cfg, "dataset.revision");
     rt_dataset_options o;
     g_autofree int64_t *episodes = NULL;
     rt_dataset_options_from_config(cfg, "dataset", &o, &episodes);
     const char *repo_id = rt_config_get_string(cfg, "dataset.repo_id");
     GError *local = NULL;
-    char *folder =
-        rt_train_hub_download_dataset(repo_id, revision, root, o.episodes, o.n_episodes, offline, progress, &local);
+    char *folder = rt_train_hub_download_dataset(repo_id, revision, root, o.episodes, o.n_episodes, offline,
+                                                 progress, &local);
     if (!folder) {
         g_set_error(error, RT_ERROR, local->code,
                     "--dataset.repo_id=%s: %s\n(or pass --dataset.root=FOLDER, a LeRobot dataset holding "
@@ -174,7 +175,8 @@ static gboolean has_file(const char *dir, const char *name)
 
 char *rt_train_hub_find_pretrained(const char *dir, GError **error)
 {
-    const char *const tails[][3] = {{NULL}, {"pretrained_model", NULL}, {"checkpoints", "last", "pretrained_model"}};
+    const char *const tails[][3] = {
+        {NULL}, {"pretrained_model", NULL}, {"checkpoints", "last", "pretrained_model"}};
     for (size_t i = 0; i < G_N_ELEMENTS(tails); i++) {
         g_autofree char *candidate = g_build_filename(dir, tails[i][0], tails[i][1], tails[i][2], NULL);
         if (has_file(candidate, "config.json") && has_file(candidate, "model.safetensors"))
@@ -226,8 +228,9 @@ static JsonNode *member(JsonNode *root, const char *path)
 static const char *string_at(JsonNode *root, const char *path)
 {
     JsonNode *n = root ? member(root, path) : NULL;
-    return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING ? json_node_get_string(n)
-                                                                                          : NULL;
+    return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING
+               ? json_node_get_string(n)
+               : NULL;
 }
 
 rt_hub_commit *rt_train_hub_push(const rt_train_push_args *a, char **card_out, GError **error)
@@ -298,7 +301,8 @@ rt_hub_commit *rt_train_hub_push(const rt_train_push_args *a, char **card_out, G
             .ignore_patterns = ignore,
             .blobs = &blob,
             .n_blobs = 1,
-            .commit_message = a->commit_message ? a->commit_message : "Upload policy weights, train config and readme",
+            .commit_message =
+                a->commit_message ? a->commit_message : "Upload policy weights, train config and readme",
         };
         rt_hub_tty_progress *bar = rt_hub_tty_progress_attach(hub, a->progress);
         commit = rt_hub_push_folder(hub, &o, error);
@@ -311,13 +315,14 @@ rt_hub_commit *rt_train_hub_push(const rt_train_push_args *a, char **card_out, G
     return commit;
 }
 
-gboolean rt_train_hub_push_at_end(const rt_config *cfg, const char *last_checkpoint, FILE *out, GError **error)
+gboolean rt_train_hub_push_at_end(const rt_config *cfg, const char *last_checkpoint, FILE *out,
+                                  GError **error)
 {
     if (!rt_config_lookup(cfg, "policy.push_to_hub") || !rt_config_get_bool(cfg, "policy.push_to_hub"))
         return TRUE;
-    g_autofree char *checkpoint =
-        last_checkpoint ? g_strdup(last_checkpoint)
-                        : g_build_filename(rt_config_get_string(cfg, "output_dir"), "checkpoints", "last", NULL);
+    g_autofree char *checkpoint = last_checkpoint ? g_strdup(last_checkpoint)
+                                                  : g_build_filename(rt_config_get_string(cfg, "output_dir"),
+                                                                     "checkpoints", "last", NULL);
     g_autofree char *folder = g_build_filename(checkpoint, "pretrained_model", NULL);
     if (!has_file(folder, "model.safetensors")) {
         g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
@@ -326,31 +331,36 @@ gboolean rt_train_hub_push_at_end(const rt_config *cfg, const char *last_checkpo
                     folder);
         return FALSE;
     }
-    g_auto(GStrv) tags = rt_config_is_null(cfg, "policy.tags") ? NULL : rt_config_get_string_list(cfg, "policy.tags");
-    gboolean private_repo = !rt_config_is_null(cfg, "policy.private") && rt_config_get_bool(cfg, "policy.private");
+    g_auto(GStrv) tags =
+        rt_config_is_null(cfg, "policy.tags") ? NULL : rt_config_get_string_list(cfg, "policy.tags");
+    gboolean private_repo =
+        !rt_config_is_null(cfg, "policy.private") && rt_config_get_bool(cfg, "policy.private");
     rt_train_push_args a = {
         .folder = folder,
         .repo_id = rt_config_get_string(cfg, "policy.repo_id"),
         .private_repo = &private_repo,
         .tags = (const char *const *)tags,
-        .license = rt_config_is_null(cfg, "policy.license") ? NULL : rt_config_get_string(cfg, "policy.license"),
+        .license =
+            rt_config_is_null(cfg, "policy.license") ? NULL : rt_config_get_string(cfg, "policy.license"),
         .progress = out,
     };
     GError *local = NULL;
     rt_hub_commit *commit = rt_train_hub_push(&a, NULL, &local);
     if (!commit) {
-        g_set_error(error, RT_ERROR, local->code,
-                    "--policy.push_to_hub=true: %s\nThe checkpoint is kept: push it again with robotrain push %s %s",
-                    local->message, folder, a.repo_id);
+        g_set_error(
+            error, RT_ERROR, local->code,
+            "--policy.push_to_hub=true: %s\nThe checkpoint is kept: push it again with robotrain push %s %s",
+            local->message, folder, a.repo_id);
         g_error_free(local);
         return FALSE;
     }
     if (out) {
         if (commit->commit_url)
-            fprintf(out, "Pushed the policy to %s (%u files, %u through LFS): %s\n", commit->repo_url, commit->n_files,
-                    commit->n_lfs, commit->commit_url);
+            fprintf(out, "Pushed the policy to %s (%u files, %u through LFS): %s\n", commit->repo_url,
+                    commit->n_files, commit->n_lfs, commit->commit_url);
         else
-            fprintf(out, "The policy at %s is already on the Hub as it is: nothing to commit\n", commit->repo_url);
+            fprintf(out, "The policy at %s is already on the Hub as it is: nothing to commit\n",
+                    commit->repo_url);
         fflush(out);
     }
     rt_hub_commit_free(commit);

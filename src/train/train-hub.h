@@ -46,10 +46,11 @@ char *rt_train_hub_dataset_folder(const rt_config *cfg, gboolean is_main, rt_tra
  * LeRobot's cache) as rt_hub_dataset_download() does: every file when episodes is NULL, else,
  * as LeRobot does, meta/ first and then only the data and video files of those n_episodes
  * episodes (by episode_index). offline: no request, the cache only (as with HF_HUB_OFFLINE).
- * Errors are the Hub client's (robotrain/hub.h), or the metadata's. Returns (transfer full) the dataset folder: g_free(). */
+ * Errors are the Hub client's (robotrain/hub.h), or the metadata's. Returns (transfer full) the dataset
+ * folder: g_free(). */
 char *rt_train_hub_download_dataset(const char *repo_id, const char *revision, const char *root,
-                                    const int64_t *episodes, size_t n_episodes, gboolean offline, FILE *progress,
-                                    GError **error);
+                                    const int64_t *episodes, size_t n_episodes, gboolean offline,
+                                    FILE *progress, GError **error);
 
 /* The pretrained_model folder of dir: dir itself when it holds config.json and
  * model.safetensors, else dir/pretrained_model (a checkpoint), else
@@ -60,8 +61,8 @@ char *rt_train_hub_find_pretrained(const char *dir, GError **error);
 /* What to push. Strings are borrowed. NULL fields fall back to the folder's train_config.json
  * (policy.private, policy.tags, policy.license), then to LeRobot's defaults. */
 typedef struct rt_train_push_args {
-    const char *folder;         /* a pretrained_model folder (rt_train_hub_find_pretrained) */
-    const char *repo_id;        /* the model repository, owner/name */
+    const char *folder;  /* a pretrained_model folder (rt_train_hub_find_pretrained) */
+    const char *repo_id; /* the model repository, owner/name */
     const gboolean *private_repo;
     const char *const *tags;    /* NULL-terminated, added to robotics, lerobot and the policy type */
     const char *license;        /* NULL: train_config.json's, else apache-2.0 */
@@ -83,7 +84,8 @@ rt_hub_commit *rt_train_hub_push(const rt_train_push_args *args, char **card_out
  * last_checkpoint's pretrained_model (NULL: OUTPUT_DIR/checkpoints/last) to --policy.repo_id with
  * --policy.private, --policy.tags and --policy.license, and prints where it went on out. Does
  * nothing when push_to_hub is false. */
-gboolean rt_train_hub_push_at_end(const rt_config *cfg, const char *last_checkpoint, FILE *out, GError **error);
+gboolean rt_train_hub_push_at_end(const rt_config *cfg, const char *last_checkpoint, FILE *out,
+                                  GError **error);
 
 G_END_DECLS
 

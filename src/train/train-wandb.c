@@ -61,13 +61,15 @@ rt_train_wandb *rt_train_wandb_start(rt_config *cfg, gboolean is_main, GPtrArray
     if (notes) {
         g_autofree char *url = rt_wandb_run_get_url(w->run);
         if (rt_wandb_run_get_mode(w->run) == RT_WANDB_MODE_OFFLINE)
-            g_ptr_array_add(notes, g_strdup_printf("W&B offline run %s in %s (send it with: robotrain wandb sync %s)",
-                                                   rt_wandb_run_get_id(w->run), rt_wandb_run_get_dir(w->run),
-                                                   rt_wandb_run_get_dir(w->run)));
+            g_ptr_array_add(
+                notes, g_strdup_printf("W&B offline run %s in %s (send it with: robotrain wandb sync %s)",
+                                       rt_wandb_run_get_id(w->run), rt_wandb_run_get_dir(w->run),
+                                       rt_wandb_run_get_dir(w->run)));
         else
-            g_ptr_array_add(notes, g_strdup_printf("Track this run --> %s (W&B run %s, kept in %s)",
-                                                   url ? url : "(the server was not reached yet)",
-                                                   rt_wandb_run_get_id(w->run), rt_wandb_run_get_dir(w->run)));
+            g_ptr_array_add(notes,
+                            g_strdup_printf("Track this run --> %s (W&B run %s, kept in %s)",
+                                            url ? url : "(the server was not reached yet)",
+                                            rt_wandb_run_get_id(w->run), rt_wandb_run_get_dir(w->run)));
     }
     return w;
 }
@@ -98,7 +100,9 @@ void rt_train_wandb_log(rt_train_wandb *w, const rt_metrics *m, int64_t step, ch
         if (strcmp(key, "time") == 0 || !JSON_NODE_HOLDS_VALUE(n))
             continue; /* LeRobot skips what is not a number; non-finite averages are null here */
         GType t = json_node_get_value_type(n);
-        double v = t == G_TYPE_INT64 ? (double)json_node_get_int(n) : t == G_TYPE_DOUBLE ? json_node_get_double(n) : NAN;
+        double v = t == G_TYPE_INT64    ? (double)json_node_get_int(n)
+                   : t == G_TYPE_DOUBLE ? json_node_get_double(n)
+                                        : NAN;
         if (isnan(v) && t != G_TYPE_DOUBLE)
             continue;
         g_ptr_array_add(names, g_strconcat("train/", key, NULL));
@@ -106,10 +110,11 @@ void rt_train_wandb_log(rt_train_wandb *w, const rt_metrics *m, int64_t step, ch
     }
     g_list_free(keys);
     g_autoptr(GError) error = NULL;
-    if (names->len > 0 && !rt_wandb_log(w->run, step, (const char *const *)names->pdata, (const double *)values->data,
-                                        names->len, &error)) {
+    if (names->len > 0 && !rt_wandb_log(w->run, step, (const char *const *)names->pdata,
+                                        (const double *)values->data, names->len, &error)) {
         if (!w->log_warned && warning)
-            *warning = g_strdup_printf("W&B: step %" G_GINT64_FORMAT " not logged: %s", (gint64)step, error->message);
+            *warning = g_strdup_printf("W&B: step %" G_GINT64_FORMAT " not logged: %s", (gint64)step,
+                                       error->message);
         w->log_warned = TRUE;
     } else {
         rt_wandb_commit(w->run);
@@ -124,10 +129,11 @@ char *rt_train_wandb_checkpoint(rt_train_wandb *w, const char *checkpoint_dir)
         return NULL;
     w->artifact_noted = TRUE;
     g_autofree char *base = g_path_get_basename(checkpoint_dir ? checkpoint_dir : "checkpoint");
-    return g_strdup_printf("W&B: checkpoints are not uploaded as artifacts (LeRobot's \"model\" artifact of %s): "
-                           "robotrain does not implement W&B's artifact upload; the checkpoint stays in %s "
-                           "(--wandb.disable_artifact=true silences this note)",
-                           base, checkpoint_dir ? checkpoint_dir : "OUTPUT_DIR/checkpoints");
+    return g_strdup_printf(
+        "W&B: checkpoints are not uploaded as artifacts (LeRobot's \"model\" artifact of %s): "
+        "robotrain does not implement W&B's artifact upload; the checkpoint stays in %s "
+        "(--wandb.disable_artifact=true silences this note)",
+        base, checkpoint_dir ? checkpoint_dir : "OUTPUT_DIR/checkpoints");
 }
 
 char *rt_train_wandb_finish(rt_train_wandb *w, int exitcode, guint timeout_ms)
@@ -141,7 +147,8 @@ char *rt_train_wandb_finish(rt_train_wandb *w, int exitcode, guint timeout_ms)
     if (!ok)
         return g_strdup_printf("W&B: %s", error->message);
     if (rt_wandb_run_get_mode(w->run) == RT_WANDB_MODE_OFFLINE)
-        return g_strdup_printf("W&B: %" G_GUINT64_FORMAT " history lines kept offline in %s: send them with robotrain "
+        return g_strdup_printf("W&B: %" G_GUINT64_FORMAT
+                               " history lines kept offline in %s: send them with robotrain "
                                "wandb sync %s",
                                st.lines_written, rt_wandb_run_get_dir(w->run), rt_wandb_run_get_dir(w->run));
     g_autofree char *url = rt_wandb_run_get_url(w->run);
