@@ -18,6 +18,8 @@ plugins show|robotrain-plugins.pod
 launch|robotrain-launch.pod
 dataset info|robotrain-dataset.pod
 dataset show|robotrain-dataset.pod
+dataset download|robotrain-dataset.pod
+push|robotrain-push.pod
 policy check|robotrain-policy.pod
 policy info|robotrain-policy.pod
 policy info --policy.type=act|robotrain-policy.pod

@@ -97,7 +97,7 @@ for sub in info show; do
   done
 done
 ok_run "dataset --help exits 0" "$ROBOTRAIN" dataset --help
-contains "dataset --help lists show" "$T/out" "show  print the non-video columns"
+contains "dataset --help lists show" "$T/out" "show     print the non-video columns"
 ok_run "robotrain --help lists dataset" "$ROBOTRAIN" --help
 contains "robotrain --help: the dataset line" "$T/out" "dataset    summarize a LeRobot dataset"
 

@@ -448,6 +448,10 @@ DEF_TEST(pretrained_backbone)
     g_autofree char *misshaped = g_build_filename(dir, "misshaped.safetensors", NULL);
     g_autofree char *folder = g_build_filename(dir, "hub-snapshot", NULL);
     g_autofree char *in_folder = g_build_filename(folder, "model.safetensors", NULL);
+    /* Hub ids are looked up in an empty cache, offline: no test goes to the network */
+    g_autofree char *hub_cache = g_build_filename(dir, "hub-cache", NULL);
+    g_setenv("HF_HUB_OFFLINE", "1", TRUE);
+    g_setenv("HF_HUB_CACHE", hub_cache, TRUE);
     const char *s[] = {SMALL_FEATURES, SMALL_MODEL, NULL};
     g_autoptr(rt_policy) p0 = act_policy(s, &error);
     rt_graph *g = rt_graph_new(0);
@@ -470,10 +474,11 @@ DEF_TEST(pretrained_backbone)
                     "'model.backbone.layer1.0.bn2.running_var' needs"},
         {"MISSHAPED", "tensor 'conv1.weight' has shape [64,3,5,5], but the policy's parameter "
                       "'model.backbone.conv1.weight' is [64,3,7,7]"},
-        {"lerobot/resnet18-imagenet", "--policy.pretrained_backbone_weights=lerobot/resnet18-imagenet: Hub ids "
-                                      "need the network support; pass a local path or null"},
-        {"ResNet18_Weights.IMAGENET1K_V1", "names torchvision weights, which PyTorch downloads as a pickle; "
-                                           "robotrain reads them from a safetensors file"},
+        {"lerobot/resnet18-imagenet", "--policy.pretrained_backbone_weights=lerobot/resnet18-imagenet: "},
+        {"lerobot/resnet18-imagenet", "or pass null (none) for a randomly initialised backbone"},
+        {"ResNet18_Weights.IMAGENET1K_V1", "--policy.pretrained_backbone_weights=ResNet18_Weights.IMAGENET1K_V1 "
+                                           "(torchvision's weights, published as timm/resnet18.tv_in1k): "},
+        {"ResNet18_Weights.IMAGENET1K_V1", "HF_HUB_OFFLINE"},
         {"no/such/file.safetensors", "--policy.pretrained_backbone_weights=no/such/file.safetensors: no such file"},
         {"EMPTYDIR", "is a folder without model.safetensors; name the safetensors file itself"},
         {"GARBAGE", "--policy.pretrained_backbone_weights: "},
@@ -526,7 +531,10 @@ DEF_TEST(pretrained_backbone)
     g_unlink(garbage);
     g_rmdir(empty_dir);
     g_rmdir(folder);
+    g_rmdir(hub_cache); /* an offline miss creates nothing, or at most the empty folder */
     g_rmdir(dir);
+    g_unsetenv("HF_HUB_OFFLINE");
+    g_unsetenv("HF_HUB_CACHE");
     return 0;
 }
 

@@ -24,8 +24,11 @@ fail_run 2 "no policy" "$R" train --dataset.repo_id=x/y
 contains "no policy: the message" "$T/err" "robotrain train: Policy is not configured: give --policy.type=act"
 fail_run 2 "push_to_hub without a repo id" "$R" train --dataset.repo_id=x/y --policy.type=act
 contains "LeRobot's message" "$T/err" "'repo_id' argument missing. Please specify it to push the model to the hub"
-fail_run 2 "push_to_hub is not there yet" "$R" train --dataset.repo_id=x/y --policy.type=act --policy.repo_id=u/m
-contains "refused loudly" "$T/err" "--policy.push_to_hub=true: uploading to the Hub is not part of robotrain train yet"
+# push_to_hub with a repo id passes validation (tests/net-cli.sh pushes for real): here it stops at the
+# dataset, offline and not in the empty cache, before anything is trained or pushed
+HF_HUB_OFFLINE=1 HF_HOME="$T/hf" HF_LEROBOT_HOME="$T/cache" fail_run 1 "push_to_hub with a repo id is accepted" \
+  "$R" train --dataset.repo_id=x/y --policy.type=act --policy.repo_id=u/m "--output_dir=$T/push"
+contains "push_to_hub is not refused" "$T/err" "--dataset.repo_id=x/y: "
 # (--policy.use_amp and ROBOTRAIN_MIXED_PRECISION: tests/train-amp.sh)
 fail_run 2 "use_amp against the launcher's precision" env ROBOTRAIN_MIXED_PRECISION=no "$R" train \
   --dataset.repo_id=x/y --policy.type=act --policy.push_to_hub=false --policy.use_amp=true
@@ -41,9 +44,11 @@ fail_run 2 "an unknown policy type" "$R" train --dataset.repo_id=x/y --policy.ty
 contains "names the type" "$T/err" "nosuch"
 fail_run 2 "an unknown flag" "$R" train --dataset.repo_id=x/y --policy.type=act --stepz=3
 contains "suggests the flag" "$T/err" "--steps"
-HF_LEROBOT_HOME="$T/cache" fail_run 1 "a dataset with no local copy" "$R" train --dataset.repo_id=x/y \
-  --policy.type=act --policy.push_to_hub=false "--output_dir=$T/nodata"
-contains "names the folder" "$T/err" "dataset x/y: no local copy at $T/cache/x/y"
+HF_HUB_OFFLINE=1 HF_HOME="$T/hf" HF_LEROBOT_HOME="$T/cache" fail_run 1 "a dataset with no local copy, offline" \
+  "$R" train --dataset.repo_id=x/y --policy.type=act --policy.push_to_hub=false "--output_dir=$T/nodata"
+contains "names the flag" "$T/err" "--dataset.repo_id=x/y: "
+contains "says it is offline" "$T/err" "HF_HUB_OFFLINE"
+contains "says how to give a local copy" "$T/err" "--dataset.root=FOLDER"
 
 # run A: 2 steps, a checkpoint each
 # shellcheck disable=SC2086 # the argument lists are word lists on purpose

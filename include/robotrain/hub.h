@@ -43,6 +43,7 @@
 #define ROBOTRAIN_HUB_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <glib.h>
 
@@ -99,6 +100,7 @@ typedef struct rt_hub rt_hub;
  * (transfer full): free with rt_hub_free(); NULL with error set. */
 rt_hub *rt_hub_new(const rt_hub_config *config, GError **error);
 void rt_hub_free(rt_hub *hub);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(rt_hub, rt_hub_free)
 /* The client's configuration (transfer none; valid until rt_hub_free). */
 const rt_hub_config *rt_hub_get_config(const rt_hub *hub);
 /* Number of HTTP requests this client has sent (each attempt counts): zero after a call served
@@ -120,6 +122,15 @@ typedef struct rt_hub_progress {
 typedef gboolean (*rt_hub_progress_func)(const rt_hub_progress *progress, void *user_data);
 /* func may be NULL (no reports). user_data is borrowed. */
 void rt_hub_set_progress(rt_hub *hub, rt_hub_progress_func func, void *user_data);
+
+/* A progress line for people: when out is a terminal, every transfer of hub redraws one line
+ * ("Fetching 3/12 data/chunk-000/file-000.parquet  45% 1.2 MB/2.6 MB") until detached, which
+ * clears it. Returns (transfer full) the display, or NULL when out is not a terminal (nothing
+ * is drawn); detach it before freeing hub. */
+typedef struct rt_hub_tty_progress rt_hub_tty_progress;
+rt_hub_tty_progress *rt_hub_tty_progress_attach(rt_hub *hub, FILE *out);
+/* Removes the display and frees it. NULL is allowed. */
+void rt_hub_tty_progress_detach(rt_hub_tty_progress *progress);
 
 /* ---- names ------------------------------------------------------------------------------ */
 
@@ -221,6 +232,24 @@ char *rt_hub_dataset_pick_version(rt_hub *hub, const char *repo_id, const char *
 char *rt_hub_dataset_download(rt_hub *hub, const char *repo_id, const char *revision,
                               const char *const *allow_patterns, const char *root, char **revision_out,
                               GError **error);
+
+/* ---- model weights by Hub id ------------------------------------------------------------- */
+
+/* The Hub repository holding torchvision's weights of that name as safetensors with
+ * torchvision's key names ("ResNet18_Weights.IMAGENET1K_V1" -> "timm/resnet18.tv_in1k"; also
+ * the other ResNets and their DEFAULT), or NULL for a name it does not know. Returns (transfer
+ * none) a static string. */
+const char *rt_hub_torchvision_weights_repo(const char *name);
+/* TRUE when value reads as a Hub model id ("owner/name", optionally "@revision") or a
+ * torchvision weights name of rt_hub_torchvision_weights_repo(), i.e. something
+ * rt_hub_weights_file() resolves (a local path should be tried first). */
+gboolean rt_hub_looks_like_weights_id(const char *value);
+/* The model.safetensors of the Hub model value (an id, "id@revision", or a torchvision weights
+ * name) in HF_HUB_CACHE, downloaded unless cached. hub NULL: a client from the environment.
+ * flag names the option in messages ("--policy.pretrained_backbone_weights"). Offline or on a
+ * 404 the error says how to get the file or to pass null. Returns (transfer full) the path of
+ * the cached file: g_free(). */
+char *rt_hub_weights_file(rt_hub *hub, const char *value, const char *flag, GError **error);
 
 /* ---- pushing ---------------------------------------------------------------------------- */
 

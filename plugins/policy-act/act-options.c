@@ -40,9 +40,11 @@ const rt_option act_options[] = {
      .default_value = "ResNet18_Weights.IMAGENET1K_V1", .flags = RT_OPT_NULLABLE,
      .help = "Weights the backbone starts from: a safetensors file (or a folder holding "
              "model.safetensors) with torchvision's key names (conv1.weight, bn1.running_mean, "
-             "layer1.0.conv1.weight, ...); null starts from torchvision's random initialisation. "
-             "Hub ids (owner/name) and torchvision weight names such as the default need the "
-             "network support, not there yet: convert the weights to safetensors and pass the file."},
+             "layer1.0.conv1.weight, ...), a Hub model id (owner/name[@revision]) whose "
+             "model.safetensors has them, or a torchvision weights name such as the default, "
+             "which means the Hub model holding the same weights (timm/resnet18.tv_in1k); Hub "
+             "files come from the Hub cache, downloaded when missing; null starts from "
+             "torchvision's random initialisation."},
     {.key = "replace_final_stride_with_dilation", .type = RT_OPT_BOOL, .default_value = "false",
      .help = "Replace the stride of the backbone's last stage with dilation (a feature map twice as "
              "large); torchvision supports it for resnet50 and deeper only."},

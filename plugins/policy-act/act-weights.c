@@ -1,31 +1,16 @@
 /* --policy.pretrained_backbone_weights: a safetensors file with torchvision's ResNet keys
  * (conv1.weight, bn1.running_mean, layer1.0.conv1.weight, ...; fc.* and num_batches_tracked are
- * ignored), or a folder holding one as model.safetensors. A Hub id or a torchvision weights name
- * gets an error that says what to do until robotrain downloads them itself. */
+ * ignored), or a folder holding one as model.safetensors, or a Hub model id (owner/name[@rev])
+ * or torchvision weights name (LeRobot's default ResNet18_Weights.IMAGENET1K_V1), whose
+ * model.safetensors comes from the Hub cache, downloaded when missing (robotrain/hub.h). A
+ * local path wins over a Hub id of the same spelling, as in huggingface_hub. */
 #include "config.h"
 
 #include <string.h>
 
+#include <robotrain/hub.h>
+
 #include "act.h"
-
-/* owner/name as the Hub spells repository ids */
-static gboolean looks_like_hub_id(const char *s)
-{
-    const char *slash = strchr(s, '/');
-    if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/'))
-        return FALSE;
-    for (const char *p = s; *p; p++)
-        if (p != slash && !g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
-            return FALSE;
-    return TRUE;
-}
-
-/* ResNet18_Weights.IMAGENET1K_V1, as torchvision names its weight enums */
-static gboolean looks_like_torchvision_weights(const char *s)
-{
-    const char *dot = strstr(s, "_Weights.");
-    return dot && dot != s && !strchr(s, '/') && dot[strlen("_Weights.")];
-}
 
 gboolean act_load_pretrained_backbone(const act_config *c, rt_graph *g, GError **error)
 {
@@ -46,23 +31,19 @@ gboolean act_load_pretrained_backbone(const act_config *c, rt_graph *g, GError *
             return FALSE;
         }
     } else if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
-        if (looks_like_hub_id(value))
-            g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                        "--policy.pretrained_backbone_weights=%s: Hub ids need the network support; "
-                        "pass a local path or null", value);
-        else if (looks_like_torchvision_weights(value))
-            g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                        "--policy.pretrained_backbone_weights=%s names torchvision weights, which "
-                        "PyTorch downloads as a pickle; robotrain reads them from a safetensors file "
-                        "with torchvision's key names: save the state dict of torchvision's %s(weights="
-                        "\"%s\") with safetensors.torch.save_file and pass that file, or null for a "
-                        "random backbone", value, c->vision_backbone, strchr(value, '.') + 1);
-        else
+        if (rt_hub_looks_like_weights_id(value)) {
+            g_free(path);
+            path = rt_hub_weights_file(NULL, value, "--policy.pretrained_backbone_weights", error);
+            if (!path)
+                return FALSE;
+        } else {
             g_set_error(error, RT_ERROR, RT_ERROR_NOT_FOUND,
                         "--policy.pretrained_backbone_weights=%s: no such file (give a safetensors file "
-                        "with torchvision's key names, a folder holding model.safetensors, or null)",
+                        "with torchvision's key names, a folder holding model.safetensors, a Hub model "
+                        "id such as timm/resnet18.tv_in1k, or null)",
                         value);
-        return FALSE;
+            return FALSE;
+        }
     }
     g_autoptr(GError) local = NULL;
     rt_safetensors *st = rt_safetensors_open(path, &local);

@@ -11,7 +11,10 @@
 
 #include <robotrain/robotrain.h>
 
+#include <robotrain/hub.h>
+
 #include "cli/commands.h"
+#include "train/train-hub.h"
 #include "data/dataset.h"
 
 static const rt_option info_options[] = {
@@ -50,8 +53,37 @@ static const rt_option show_options[] = {
      .help = "The columns to print, comma-separated; all non-video columns by default."},
 };
 
+static const rt_option download_options[] = {
+    {.key = "revision",
+     .type = RT_OPT_STRING,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .null_text = "auto",
+     .help = "Branch, tag or commit to download; auto: the version tag LeRobot's codebase reads (v3.0, "
+             "else the newest older minor), as LeRobot picks it."},
+    {.key = "root",
+     .type = RT_OPT_PATH,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE,
+     .null_text = "cache",
+     .help = "Write the files straight into this folder (LeRobot's --dataset.root); cache: LeRobot's "
+             "cache, $HF_LEROBOT_HOME/hub/datasets--OWNER--NAME (~/.cache/huggingface/lerobot/hub)."},
+    {.key = "episodes",
+     .type = RT_OPT_LIST,
+     .item_type = RT_OPT_INT,
+     .default_value = NULL,
+     .flags = RT_OPT_NULLABLE | RT_OPT_RANGE,
+     .min = 0,
+     .max = 16777215,
+     .null_text = "all",
+     .help = "Only the metadata and the data and video files of these episodes (their episode_index, "
+             "e.g. [0,1,2]), as LeRobot downloads for --dataset.episodes."},
+};
+
 typedef struct subcommand {
     const char *name;
+    const char *operand; /* what the one positional argument is */
+    const char *operand_help;
     const char *summary;
     const rt_option *options;
     size_t n_options;
@@ -60,12 +92,18 @@ typedef struct subcommand {
 
 static int run_info(const char *root, const rt_config *flags);
 static int run_show(const char *root, const rt_config *flags);
+static int run_download(const char *repo_id, const rt_config *flags);
 
 static const subcommand subcommands[] = {
-    {"info", "print what a dataset holds: version, fps, episodes, frames, features, cameras, tasks",
-     info_options, G_N_ELEMENTS(info_options), run_info},
-    {"show", "print the non-video columns of frames as JSON lines, in full precision", show_options,
+    {"info", "ROOT", "one dataset folder (ROOT, the folder holding meta/info.json)",
+     "print what a dataset holds: version, fps, episodes, frames, features, cameras, tasks", info_options,
+     G_N_ELEMENTS(info_options), run_info},
+    {"show", "ROOT", "one dataset folder (ROOT, the folder holding meta/info.json)",
+     "print the non-video columns of frames as JSON lines, in full precision", show_options,
      G_N_ELEMENTS(show_options), run_show},
+    {"download", "REPO_ID", "one Hub dataset id (REPO_ID, owner/name)",
+     "download a dataset from the Hugging Face Hub into LeRobot's cache (or --root), and print its folder",
+     download_options, G_N_ELEMENTS(download_options), run_download},
 };
 
 static void print_error(const GError *error)
@@ -88,7 +126,7 @@ static rt_config *subcommand_flags(const subcommand *sub)
 static char *usage_of(const subcommand *sub, const rt_config *flags)
 {
     g_autofree char *synopsis = rt_config_synopsis(flags);
-    return g_strdup_printf("robotrain dataset %s ROOT %s", sub->name, synopsis);
+    return g_strdup_printf("robotrain dataset %s %s %s", sub->name, sub->operand, synopsis);
 }
 
 static void print_usage(FILE *out, gboolean full)
@@ -99,9 +137,9 @@ static void print_usage(FILE *out, gboolean full)
         fprintf(out, "%s %s\n", i ? "   or:" : "usage:", usage);
     }
     fprintf(out, "\nLooks into a LeRobot dataset (v3.0, v2.1 or v2.0) in the folder ROOT, the one holding\n"
-                 "meta/info.json.\n\nsubcommands:\n");
+                 "meta/info.json, or downloads one from the Hub by its id.\n\nsubcommands:\n");
     for (size_t i = 0; i < G_N_ELEMENTS(subcommands); i++)
-        fprintf(out, "  %-5s %s\n", subcommands[i].name, subcommands[i].summary);
+        fprintf(out, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
     if (!full) {
         fprintf(out, "\nSee 'robotrain dataset --help' for the options.\n");
         return;
@@ -517,6 +555,29 @@ static int run_show(const char *root, const rt_config *flags)
 
 /* ---------------------------------------------------------------- dispatch */
 
+/* ---------------------------------------------------------------- download */
+
+static int run_download(const char *repo_id, const rt_config *flags)
+{
+    g_autoptr(GError) error = NULL;
+    if (!rt_hub_check_repo_id(repo_id, &error)) {
+        print_error(error);
+        return RT_EXIT_USAGE;
+    }
+    const char *revision = rt_config_is_null(flags, "revision") ? NULL : rt_config_get_string(flags, "revision");
+    const char *root = rt_config_is_null(flags, "root") ? NULL : rt_config_get_string(flags, "root");
+    size_t n_episodes = 0;
+    g_autofree gint64 *episodes = rt_config_get_int_list(flags, "episodes", &n_episodes);
+    g_autofree char *folder = rt_train_hub_download_dataset(repo_id, revision, root, (const int64_t *)episodes,
+                                                            n_episodes, FALSE, stderr, &error);
+    if (!folder) {
+        print_error(error);
+        return RT_EXIT_FAILURE;
+    }
+    printf("%s\n", folder);
+    return RT_EXIT_OK;
+}
+
 int rt_cmd_dataset(int argc, char **argv)
 {
     if (argc < 2) {
@@ -537,7 +598,7 @@ int rt_cmd_dataset(int argc, char **argv)
     }
     if (!sub) {
         if (name[0] == '-') {
-            fprintf(stderr, "robotrain dataset: give a subcommand (info or show) before '%s'.\n", name);
+            fprintf(stderr, "robotrain dataset: give a subcommand (info, show or download) before '%s'.\n", name);
         } else {
             const char *near = rt_suggest_nearest(name, names, G_N_ELEMENTS(names));
             fprintf(stderr, "robotrain dataset: '%s' is not a subcommand of dataset.", name);
@@ -563,9 +624,9 @@ int rt_cmd_dataset(int argc, char **argv)
     if (!rest || !rest[0] || rest[1]) {
         fprintf(
             stderr,
-            "robotrain dataset %s: give one dataset folder (ROOT, the folder holding meta/info.json)%s%s.\n"
+            "robotrain dataset %s: give %s%s%s.\n"
             "usage: %s\n",
-            sub->name, rest && rest[0] ? "; got also " : "", rest && rest[0] && rest[1] ? rest[1] : "",
+            sub->name, sub->operand_help, rest && rest[0] ? "; got also " : "", rest && rest[0] && rest[1] ? rest[1] : "",
             usage);
         return RT_EXIT_USAGE;
     }

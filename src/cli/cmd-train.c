@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "train/amp.h"
 #include "train/stop.h"
+#include "train/train-hub.h"
 #include "train/train-options.h"
 #include "train/train-run.h"
 
@@ -55,27 +56,13 @@ static rt_plugin_registry *open_registry(GError **error)
     return rt_plugin_registry_new((const char *const *)folders, error);
 }
 
-/* What robotrain train cannot do yet, refused before anything starts. */
+/* Settings that contradict each other, refused before anything starts: --policy.use_amp
+ * against the launcher's ROBOTRAIN_MIXED_PRECISION. */
 static gboolean check_supported(const rt_config *cfg, GError **error)
 {
-    if (rt_config_get_bool(cfg, "policy.push_to_hub")) {
-        g_set_error(
-            error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-            "--policy.push_to_hub=true: uploading to the Hub is not part of robotrain train yet; pass "
-            "--policy.push_to_hub=false and upload the checkpoint's pretrained_model folder yourself");
-        return FALSE;
-    }
     rt_amp_env amp_env;
     rt_amp_env_from_process(&amp_env);
-    if (!rt_train_amp_check(cfg, &amp_env, error))
-        return FALSE;
-    if (rt_config_get_bool(cfg, "wandb.enable")) {
-        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "--wandb.enable=true: W&B logging is not part of robotrain train yet; the metrics are in "
-                    "OUTPUT_DIR/metrics.jsonl");
-        return FALSE;
-    }
-    return TRUE;
+    return rt_train_amp_check(cfg, &amp_env, error);
 }
 
 /* After the options are declared: sources, validation, the run. */
@@ -119,6 +106,9 @@ static int train(rt_config *cfg, rt_train_file *file, rt_train_file *policy_file
             status = fail(error, RT_EXIT_FAILURE);
         else if (result.stop_signal)
             status = 128 + result.stop_signal; /* as a shell reports a process killed by it */
+        else if (rt_train_is_main_process() && /* LeRobot pushes at the end, from the main process */
+                 !rt_train_hub_push_at_end(cfg, result.last_checkpoint, stdout, &error))
+            status = fail(error, RT_EXIT_FAILURE);
         g_free(result.last_checkpoint);
     }
     rt_train_settings_clear(&settings);

@@ -22,5 +22,7 @@ int rt_cmd_dataset(int argc, char **argv);
 int rt_cmd_launch(int argc, char **argv);
 int rt_cmd_policy(int argc, char **argv);
 int rt_cmd_train(int argc, char **argv);
+int rt_cmd_push(int argc, char **argv);
+int rt_cmd_wandb(int argc, char **argv);
 
 #endif

@@ -12,7 +12,9 @@ librobotrain_la_SOURCES += \
 	src/net/hub-snapshot.c \
 	src/net/hub-dataset.c \
 	src/net/hub-upload.c \
-	src/net/hub-modelcard.c
+	src/net/hub-modelcard.c \
+	src/net/hub-progress.c \
+	src/net/hub-weights.c
 robotraininclude_HEADERS += include/robotrain/hub.h
 
 ## Tests: the C programs start tests/servers/hub-server.py (Python 3 standard library) on
@@ -37,3 +39,19 @@ tests_test_hub_push_CPPFLAGS = $(AM_CPPFLAGS) $(CURL_CFLAGS)
 tests_test_hub_push_LDADD = $(RT_TEST_LIBS) $(CURL_LIBS)
 
 EXTRA_DIST += tests/servers/hub-server.py tests/servers/README
+
+## robotrain train's use of the Hub (the dataset by repo id, --policy.push_to_hub) and
+## `robotrain push`: kept apart from the training loop, which calls in through small hooks.
+librobotrain_la_SOURCES += src/train/train-hub.c src/train/train-hub.h
+robotrain_SOURCES += src/cli/cmd-push.c
+
+## The CLI end to end against both loopback servers (train by Hub id, offline, push, W&B).
+TESTS += tests/net-cli.sh
+EXTRA_DIST += tests/net-cli.sh
+
+## Only rank 0 downloads: rt_train_hub_dataset_folder() with two ranks in two threads.
+check_PROGRAMS += tests/test-train-hub
+TESTS += tests/test-train-hub
+tests_test_train_hub_SOURCES = tests/test-train-hub.c $(RT_HUB_TEST_SOURCES)
+tests_test_train_hub_CPPFLAGS = $(AM_CPPFLAGS) $(CURL_CFLAGS)
+tests_test_train_hub_LDADD = $(RT_TEST_LIBS) $(CURL_LIBS)

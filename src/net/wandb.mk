@@ -25,3 +25,7 @@ tests_test_wandb_units_LDADD = $(RT_TEST_LIBS)
 tests_test_wandb_SOURCES = tests/test-wandb.c tests/test-wandb-server.h
 tests_test_wandb_LDADD = $(RT_TEST_LIBS)
 EXTRA_DIST += tests/servers/wandb-server.py
+
+## robotrain train's --wandb.* (the run, metrics at each log step) and `robotrain wandb sync`.
+librobotrain_la_SOURCES += src/train/train-wandb.c src/train/train-wandb.h
+robotrain_SOURCES += src/cli/cmd-wandb.c

@@ -21,7 +21,9 @@
 #include "train/metrics.h"
 #include "train/stop.h"
 #include "train/train-dist.h"
+#include "train/train-hub.h"
 #include "train/train-run.h"
+#include "train/train-wandb.h"
 
 #define MAX_INPUTS 64
 
@@ -66,6 +68,7 @@ typedef struct run {
     char *last_checkpoint;
     /* data-parallel (train-dist.h; inactive for a process alone) */
     rt_train_dist *dist;
+    rt_train_wandb *wandb; /* --wandb.*: train-wandb.h */
 } run;
 
 /* ---------------------------------------------------------------- logging */
@@ -115,28 +118,21 @@ static gboolean open_dataset(run *r, GError **error)
 {
     const char *root = rt_config_get_string(r->cfg, "dataset.root");
     const char *repo_id = rt_config_get_string(r->cfg, "dataset.repo_id");
-    g_autofree char *folder = NULL;
-    if (root) {
-        folder = g_strdup(root);
-    } else {
-        g_autofree char *home = rt_train_lerobot_home();
-        folder = g_build_filename(home, repo_id, NULL);
-        if (!g_file_test(folder, G_FILE_TEST_IS_DIR)) {
-            g_set_error(
-                error, RT_ERROR, RT_ERROR_NOT_FOUND,
-                "dataset %s: no local copy at %s, and robotrain train does not download datasets yet: "
-                "give --dataset.root=FOLDER (a LeRobot dataset with meta/info.json)",
-                repo_id, folder);
-            return FALSE;
-        }
-    }
+    /* a local copy, else a download from the Hub (train-hub.h); multi-process runs pass their
+     * rank and a barrier here */
+    g_autofree char *folder =
+        rt_train_hub_dataset_folder(r->cfg, rt_train_is_main_process(), NULL, NULL, r->a->out, error);
+    if (!folder)
+        return FALSE;
+    if (!root || strcmp(folder, root) != 0)
+        LOG(r, "Dataset %s: %s", repo_id, folder);
     rt_dataset_options o;
     rt_dataset_options_from_config(r->cfg, "dataset", &o, &r->episodes);
     o.tolerance_s = rt_config_get_double(r->cfg, "tolerance_s");
     r->ds = rt_dataset_open(folder, &o, error);
     if (!r->ds)
         return FALSE;
-    if (!rt_config_is_null(r->cfg, "dataset.revision"))
+    if (!rt_config_is_null(r->cfg, "dataset.revision") && root && strcmp(folder, root) == 0)
         LOG(r, "dataset.revision is ignored for the local copy at %s", folder);
     return TRUE;
 }
@@ -711,6 +707,9 @@ static gboolean save_checkpoint(run *r, GError **error)
     if (!rt_train_dist_barrier(r->dist, error))
         return FALSE;
     r->saved_step = r->step;
+    g_autofree char *note = rt_train_wandb_checkpoint(r->wandb, r->last_checkpoint);
+    if (note)
+        LOG(r, "%s", note);
     return TRUE;
 }
 
@@ -769,6 +768,10 @@ static gboolean log_step(run *r, GError **error)
     g_autofree char *line = rt_metrics_format_line(r->metrics);
     LOG(r, "%s", line);
     gboolean ok = !r->mlog || rt_metrics_log_write(r->mlog, r->metrics, (double)g_get_real_time() / 1e6, error);
+    g_autofree char *warning = NULL;
+    rt_train_wandb_log(r->wandb, r->metrics, r->step, &warning);
+    if (warning)
+        LOG(r, "%s", warning);
     rt_metrics_reset(r->metrics);
     return ok;
 }
@@ -840,6 +843,7 @@ static void run_free(run *r)
     rt_progress_free(r->bar);
     g_free(r->last_checkpoint);
     rt_train_dist_free(r->dist);
+    rt_train_wandb_free(r->wandb);
 }
 
 static gboolean prepare(run *r, GError **error)
@@ -886,6 +890,12 @@ static gboolean prepare(run *r, GError **error)
     const char *output_dir = rt_config_get_string(r->cfg, "output_dir");
     if (rt_train_dist_is_main(r->dist) && !(r->mlog = rt_metrics_log_open(output_dir, error)))
         return FALSE;
+    g_autoptr(GPtrArray) wandb_notes = g_ptr_array_new_with_free_func(g_free);
+    r->wandb = rt_train_wandb_start(r->cfg, rt_train_is_main_process(), wandb_notes, error);
+    if (!r->wandb)
+        return FALSE;
+    for (guint i = 0; i < wandb_notes->len; i++)
+        LOG(r, "%s", (char *)wandb_notes->pdata[i]);
     r->metrics = rt_metrics_new(rt_config_get_int(r->cfg, "batch_size"), rt_train_dist_world(r->dist)->world_size,
                                 rt_dataset_num_frames(r->ds),
                                 rt_dataset_num_selected_episodes(r->ds), r->start, FALSE);
@@ -945,6 +955,11 @@ gboolean rt_train_run(const rt_train_run_args *args, rt_train_result *result, GE
         log_start(&r);
         ok = loop(&r, result, error);
     }
+    /* W&B's exit code: 0, 1 for a failed run, 128 + N for one stopped by signal N */
+    int wandb_exit = !ok ? 1 : result->stop_signal ? 128 + result->stop_signal : 0;
+    g_autofree char *wandb_end = rt_train_wandb_finish(r.wandb, wandb_exit, 30000);
+    if (wandb_end)
+        LOG(&r, "%s", wandb_end);
     result->step = r.step;
     result->last_checkpoint = g_steal_pointer(&r.last_checkpoint);
     run_free(&r);

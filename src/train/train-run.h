@@ -2,8 +2,8 @@
  *
  * One device per process; started by a launcher with several processes, the run is data
  * parallel (train-dist.h: sharded batches, gradients averaged in the graph, rank 0 writes). In
- * LeRobot's order: open the dataset (a local
- * folder: --dataset.root, else $HF_LEROBOT_HOME/REPO_ID), take the policy's features from it when
+ * LeRobot's order: open the dataset (a local copy, else a download from the Hub: train-hub.h),
+ * take the policy's features from it when
  * --policy.input_features is {}, create the policy, ask the dataset for the frames it needs,
  * build the training graph, choose the optimizer (rt_train_resolve_optimizer: the policy's preset
  * with explicit flags winning), plan on the device (--policy.device, or CUDA when a GPU is
@@ -14,6 +14,8 @@
  *   backward, pre-clip grad norm, clipping, AdamW) -> loss, sub-losses, grdn (updt_s)
  *   -> step + 1 -> log every log_freq steps (console, metrics.jsonl) -> checkpoint every
  *   save_freq steps and after the last -> stop (with a checkpoint) after SIGINT or SIGTERM.
+ *
+ * With --wandb.enable the main process also sends each log step to W&B (train-wandb.h).
  *
  * The random numbers of step s are Philox(seed, s) keyed by global sample index, and batch s is
  * the sampler's s-th, so a resumed run draws exactly what the uninterrupted run would have, on

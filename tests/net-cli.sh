@@ -1,0 +1,336 @@
+#!/bin/sh
+# robotrain's network commands end to end through the CLI, against the loopback stand-ins of
+# the Hub (tests/servers/hub-server.py) and of W&B (tests/servers/wandb-server.py) on 127.0.0.1:
+# a dataset trained on by Hub id alone, then again offline with the server gone; robotrain
+# dataset download; backbone weights by Hub id; --policy.push_to_hub at the end of training and
+# robotrain push, with the commit payload checked field by field; --wandb.* streaming every
+# metric line once, resume with the same run, offline mode and robotrain wandb sync.
+. "$ROBOTRAIN_TEST_SRCDIR/tap.sh"
+R=$ROBOTRAIN
+S="$ROBOTRAIN_TEST_SRCDIR/servers"
+data="$ROBOTRAIN_TEST_SRCDIR/data/dataset/tiny-v3"
+command -v python3 >/dev/null 2>&1 || skip_all "python3 is needed for the loopback servers"
+[ -f "$data/meta/info.json" ] || skip_all "no tiny-v3 dataset"
+small="--policy.type=act --policy.pretrained_backbone_weights=null --policy.dim_model=32 --policy.n_heads=2
+  --policy.dim_feedforward=64 --policy.n_encoder_layers=1 --policy.n_vae_encoder_layers=1 --policy.chunk_size=5
+  --policy.n_action_steps=5 --policy.latent_dim=4 --policy.device=cpu --batch_size=2 --num_workers=0"
+# nothing of the caller's environment may send us to the real services
+unset HF_HUB_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_HUB_CACHE HUGGINGFACE_HUB_CACHE \
+  HF_LEROBOT_HOME WANDB_MODE WANDB_PROJECT WANDB_ENTITY WANDB_RUN_ID RANK
+export HF_HOME="$T/hf" HF_TOKEN=hf_test_token NETRC="$T/no-netrc"
+SHA=1111111111111111111111111111111111111111
+
+# a safetensors file holding only conv1.weight (float32 [1]): a backbone that is not complete
+mkdir -p "$T/backbone"
+python3 - "$T/backbone/model.safetensors" <<'EOF'
+import json, struct, sys
+header = json.dumps({"conv1.weight": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}).encode()
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<Q", len(header)) + header + struct.pack("<f", 1.0))
+EOF
+# the real v2.1 episode (when ../shared is there), with a decoy file of episode 30 beside it
+real="${ROBOTRAIN_SHARED_DIR:-/nonexistent}/data/real-v2.1-g1"
+real_repo=
+if [ -d "$real" ]; then
+  cp -r "$real" "$T/real" && chmod -R u+w "$T/real" &&
+    echo "not this one" >"$T/real/data/chunk-000/episode_000030.parquet" &&
+    for cam in "$T"/real/videos/chunk-000/*; do echo "not this one" >"$cam/episode_000030.mp4"; done
+  real_repo='{"type": "dataset", "id": "lerobot-test/real", "commits": [{"sha": "4444444444444444444444444444444444444444",
+    "dir": "'"$T/real"'"}], "branches": {"main": "4444444444444444444444444444444444444444"},
+    "tags": {"v2.1": "4444444444444444444444444444444444444444"}},'
+fi
+cat >"$T/hub.json" <<EOF
+{"tokens": ["hf_test_token"], "lfs_patterns": ["*.safetensors", "*.parquet", "*.mp4"],
+ "repos": [$real_repo
+           {"type": "dataset", "id": "lerobot-test/tiny",
+            "commits": [{"sha": "$SHA", "dir": "$data"}],
+            "branches": {"main": "$SHA"}, "tags": {"v3.0": "$SHA"}},
+           {"type": "model", "id": "timm/resnet18.tv_in1k",
+            "commits": [{"sha": "2222222222222222222222222222222222222222", "dir": "$T/backbone"}],
+            "branches": {"main": "2222222222222222222222222222222222222222"}}]}
+EOF
+
+# start_hub: the Hub stand-in in the background; HF_ENDPOINT points at it
+start_hub() {
+  rm -f "$T/hub.ports"
+  python3 "$S/hub-server.py" --config "$T/hub.json" --log "$T/hub.log" --port-file "$T/hub.ports" &
+  hub_pid=$!
+  i=0
+  while [ ! -s "$T/hub.ports" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  HF_ENDPOINT="http://127.0.0.1:$(cut -d' ' -f1 "$T/hub.ports")"
+  export HF_ENDPOINT
+}
+# requests "METHOD path-regex" in the Hub log
+hub_requests() {
+  python3 - "$T/hub.log" "$1" "$2" <<'EOF'
+import json, re, sys
+n = sum(1 for l in open(sys.argv[1]) if l.strip() and json.loads(l)["method"] == sys.argv[2]
+        and re.search(sys.argv[3], json.loads(l)["path"]))
+print(n)
+EOF
+}
+start_hub
+[ -n "$HF_ENDPOINT" ] && [ -s "$T/hub.ports" ]
+tap_result $? "the Hub stand-in starts"
+
+# ---- a dataset by Hub id alone
+snap="$HF_HOME/lerobot/hub/datasets--lerobot-test--tiny/snapshots/$SHA"
+# shellcheck disable=SC2086 # the argument lists are word lists on purpose
+ok_run "train by --dataset.repo_id alone: downloads and trains" "$R" train --dataset.repo_id=lerobot-test/tiny \
+  $small --policy.push_to_hub=false --steps=2 --log_freq=1 "--output_dir=$T/t1"
+contains "names the downloaded folder" "$T/out" "Dataset lerobot-test/tiny: $snap"
+contains "trained" "$T/out" "End of training"
+cmp -s "$data/data/chunk-000/file-000.parquet" "$snap/data/chunk-000/file-000.parquet" &&
+  cmp -s "$data/videos/observation.images.cam/chunk-000/file-000.mp4" \
+    "$snap/videos/observation.images.cam/chunk-000/file-000.mp4"
+tap_result $? "LeRobot's cache layout: snapshots/<commit> holds the files, identical"
+[ -L "$snap/meta/info.json" ] && [ "$(cat "$HF_HOME/lerobot/hub/datasets--lerobot-test--tiny/refs/v3.0")" = "$SHA" ]
+tap_result $? "LeRobot's cache layout: snapshot symlinks and refs/v3.0 = the commit"
+[ "$(hub_requests GET '^/api/datasets/lerobot-test/tiny/refs')" -ge 1 ]
+tap_result $? "the version tag is picked from the Hub's refs, as LeRobot does"
+
+# shellcheck disable=SC2086
+HF_HOME="$T/hf-episodes" ok_run "train --dataset.episodes=[1] by Hub id: metadata, then that episode's files" \
+  "$R" train --dataset.repo_id=lerobot-test/tiny --dataset.episodes=[1] $small --policy.push_to_hub=false --steps=1 \
+  "--output_dir=$T/t-episodes"
+contains "--dataset.episodes: one episode" "$T/out" "dataset.num_episodes=1"
+ok_run "dataset download REPO_ID: from the cache" "$R" dataset download lerobot-test/tiny
+[ "$(cat "$T/out")" = "$snap" ]
+tap_result $? "dataset download prints the snapshot folder"
+ok_run "dataset download --root: a local folder" "$R" dataset download lerobot-test/tiny --revision=main \
+  "--root=$T/root"
+cmp -s "$data/meta/info.json" "$T/root/meta/info.json" && [ -f "$T/root/.cache/huggingface/download/meta/info.json.metadata" ]
+tap_result $? "--root: the files at ROOT/<path>, with huggingface_hub's bookkeeping"
+fail_run 1 "dataset download: a dataset the Hub does not have" "$R" dataset download lerobot-test/nosuch
+contains "404 names the repository" "$T/err" "lerobot-test/nosuch"
+fail_run 2 "dataset download: a malformed repo id" "$R" dataset download "bad//id"
+if [ -n "$real_repo" ]; then
+  ok_run "dataset download --episodes=[29]: the metadata, then that episode's files" "$R" dataset download \
+    lerobot-test/real --episodes=[29]
+  folder=$(cat "$T/out")
+  cmp -s "$real/data/chunk-000/episode_000029.parquet" "$folder/data/chunk-000/episode_000029.parquet" &&
+    cmp -s "$real/meta/episodes.jsonl" "$folder/meta/episodes.jsonl" &&
+    [ "$(hub_requests HEAD '^/datasets/lerobot-test/real/resolve/.*episode_000029')" -eq 2 ] &&
+    [ "$(hub_requests HEAD 'episode_000030')" -eq 0 ] && [ "$(hub_requests GET 'episode_000030')" -eq 0 ] &&
+    [ ! -e "$folder/data/chunk-000/episode_000030.parquet" ]
+  tap_result $? "--episodes: episode 29's data and video fetched, episode 30's not, v2.1 picked"
+  ok_run "robotrain dataset info reads the partial download" "$R" dataset info "$folder"
+  contains "partial download: all 100 episodes listed" "$T/out" "100"
+else
+  tap_result 0 "# SKIP no ../shared/data/real-v2.1-g1 for --episodes"
+fi
+
+# ---- backbone weights by Hub id: downloaded into HF_HUB_CACHE, then read
+# shellcheck disable=SC2086
+fail_run 1 "--policy.pretrained_backbone_weights=HUB_ID: downloaded and read" "$R" train \
+  --dataset.repo_id=lerobot-test/tiny $small --policy.pretrained_backbone_weights=timm/resnet18.tv_in1k \
+  --policy.push_to_hub=false --steps=1 "--output_dir=$T/bb"
+contains "the downloaded file was read (its conv1.weight is not a ResNet's)" "$T/err" "tensor 'conv1.weight' has shape [1]"
+[ -L "$HF_HOME/hub/models--timm--resnet18.tv_in1k/snapshots/2222222222222222222222222222222222222222/model.safetensors" ]
+tap_result $? "the backbone file is in the Hub cache"
+# shellcheck disable=SC2086
+HF_HUB_OFFLINE=1 HF_HOME="$T/empty-hf" fail_run 1 "LeRobot's default backbone offline without a cached copy" "$R" \
+  train --dataset.repo_id=lerobot-test/tiny "--dataset.root=$data" $small \
+  --policy.pretrained_backbone_weights=ResNet18_Weights.IMAGENET1K_V1 --policy.push_to_hub=false --steps=1 \
+  "--output_dir=$T/bb2"
+contains "says which repository holds it" "$T/err" "timm/resnet18.tv_in1k"
+contains "says how to get it or to pass null" "$T/err" "or pass null (none)"
+
+# ---- push at the end of training, then robotrain push
+# shellcheck disable=SC2086
+ok_run "train --policy.push_to_hub=true pushes at the end" "$R" train --dataset.repo_id=lerobot-test/tiny $small \
+  --policy.repo_id=user/act-tiny --policy.tags=tiny,test --policy.license=mit --steps=2 "--output_dir=$T/p1"
+contains "says where it went" "$T/out" "Pushed the policy to $HF_ENDPOINT/user/act-tiny"
+pm="$T/p1/checkpoints/last/pretrained_model"
+# check_commit REPO FOLDER PRIVATE LICENSE TAGS...: the commit payload, field by field
+check_commit() {
+  python3 - "$T/hub.log" "$@" <<'EOF'
+import base64, hashlib, json, os, sys
+log, repo, folder, private, license = sys.argv[1:6]
+tags = sys.argv[6:]
+entries = [json.loads(l) for l in open(log) if l.strip()]
+owner, name = repo.split("/")
+def fail(msg):
+    print("# " + msg)
+    sys.exit(1)
+creates = [json.loads(base64.b64decode(e["body_b64"])) for e in entries
+           if e["method"] == "POST" and e["path"] == "/api/repos/create"]
+want = {"name": name, "organization": owner, "visibility": "private" if private == "true" else "public"}
+if not any(all(c.get(k) == v for k, v in want.items()) for c in creates):
+    fail("no create request %r among %r" % (want, creates))
+commits = [e for e in entries if e["method"] == "POST" and e["path"] == "/api/models/%s/commit/main" % repo]
+if len(commits) != 1:
+    fail("%d commits" % len(commits))
+c = commits[0]
+if c["headers"].get("content-type") != "application/x-ndjson" or c["status"] != 200:
+    fail("commit: %r %r" % (c["headers"].get("content-type"), c["status"]))
+lines = [json.loads(l) for l in base64.b64decode(c["body_b64"]).decode().splitlines() if l.strip()]
+if lines[0]["key"] != "header" or lines[0]["value"]["summary"] != "Upload policy weights, train config and readme":
+    fail("header %r" % lines[0])
+got = {l["value"]["path"]: l for l in lines[1:]}
+names = sorted(n for n in os.listdir(folder) if n.endswith((".json", ".safetensors", ".yaml", ".md")))
+if sorted(got) != sorted(names + ["README.md"]):
+    fail("files %r, expected %r" % (sorted(got), names + ["README.md"]))
+for n in names:
+    data = open(os.path.join(folder, n), "rb").read()
+    l = got[n]
+    if n.endswith(".safetensors"):
+        v = l["value"]
+        if l["key"] != "lfsFile" or v["algo"] != "sha256" or v["oid"] != hashlib.sha256(data).hexdigest() \
+                or v["size"] != len(data):
+            fail("%s: %r" % (n, l))
+    elif l["key"] != "file" or l["value"]["encoding"] != "base64" or base64.b64decode(l["value"]["content"]) != data:
+        fail("%s: not the file's bytes" % n)
+card = base64.b64decode(got["README.md"]["value"]["content"]).decode()
+meta = card.split("---\n")[1]
+for want in ["datasets: lerobot-test/tiny", "library_name: lerobot", "license: " + license, "model_name: act",
+             "pipeline_tag: robotics", "- robotics", "- lerobot", "- act"] + ["- " + t for t in tags]:
+    if want not in meta.splitlines():
+        fail("model card metadata lacks %r:\n%s" % (want, meta))
+EOF
+}
+check_commit user/act-tiny "$pm" false mit tiny test
+tap_result $? "push at the end: create, then one commit of the pretrained_model files and the model card"
+curl_file() {
+  python3 - "$HF_ENDPOINT/_control/file?type=model&repo=$1&rev=main&path=$2" "$3" <<'EOF'
+import sys, urllib.request
+data = urllib.request.urlopen(sys.argv[1]).read()
+sys.exit(0 if data == open(sys.argv[2], "rb").read() else 1)
+EOF
+}
+curl_file user/act-tiny model.safetensors "$pm/model.safetensors"
+tap_result $? "the Hub holds model.safetensors as trained (through LFS)"
+
+ok_run "robotrain push DIR REPO_ID (an output folder)" "$R" push "$T/p1" user/act-again --private=true \
+  --tags=again --license=bsd-3-clause
+contains "push: says what it did" "$T/out" "Pushed $pm to $HF_ENDPOINT/user/act-again"
+check_commit user/act-again "$pm" true bsd-3-clause again
+tap_result $? "robotrain push: private repository, flags in the card, the same payload"
+ok_run "robotrain push again: an existing repository is fine" "$R" push "$pm" user/act-again
+fail_run 1 "robotrain push: a folder without a policy" "$R" push "$T" user/x
+contains "push: names the folder" "$T/err" "$T holds no policy"
+fail_run 2 "robotrain push: one argument" "$R" push "$pm"
+HF_TOKEN= fail_run 1 "robotrain push without a token" "$R" push "$pm" user/act-notoken
+contains "push: the 401 says to set a token" "$T/err" "HF_TOKEN"
+
+# ---- a terminal gets a progress line; other ranks than 0 never talk to the Hub
+if command -v script >/dev/null 2>&1; then
+  script -qec "'$R' dataset download lerobot-test/tiny '--root=$T/tty-root'" "$T/typescript" >/dev/null 2>&1
+  grep -a -q "Fetching [0-9]*/[0-9]* .*meta/info.json" "$T/typescript"
+  tap_result $? "on a terminal: a progress line per file"
+else
+  tap_result 0 "# SKIP no script(1) to give the download a terminal"
+fi
+n_requests=$(wc -l <"$T/hub.log")
+# shellcheck disable=SC2086
+RANK=1 ok_run "rank 1: trains on the dataset rank 0 downloaded" "$R" train --dataset.repo_id=lerobot-test/tiny \
+  $small --policy.repo_id=user/act-rank1 --steps=1 "--output_dir=$T/rank1"
+contains "rank 1: the cached snapshot" "$T/out" "Dataset lerobot-test/tiny: $snap"
+[ "$(wc -l <"$T/hub.log")" -eq "$n_requests" ]
+tap_result $? "rank 1: not one request to the Hub (no download, no push)"
+
+# ---- offline: the server stopped, HF_HUB_OFFLINE=1
+kill "$hub_pid"
+wait "$hub_pid" 2>/dev/null
+# shellcheck disable=SC2086
+HF_HUB_OFFLINE=1 ok_run "offline with the server stopped: the same command trains from the cache" "$R" train \
+  --dataset.repo_id=lerobot-test/tiny $small --policy.push_to_hub=false --steps=2 "--output_dir=$T/t2"
+contains "offline: the cached snapshot" "$T/out" "Dataset lerobot-test/tiny: $snap"
+contains "offline: trained" "$T/out" "End of training"
+HF_HUB_OFFLINE=1 ok_run "offline: dataset download answers from the cache" "$R" dataset download lerobot-test/tiny
+# shellcheck disable=SC2086
+HF_HUB_OFFLINE=1 fail_run 1 "offline: a dataset never downloaded" "$R" train --dataset.repo_id=lerobot-test/other \
+  $small --policy.push_to_hub=false --steps=1 "--output_dir=$T/t3"
+contains "offline miss: names the flag" "$T/err" "--dataset.repo_id=lerobot-test/other"
+contains "offline miss: says HF_HUB_OFFLINE" "$T/err" "HF_HUB_OFFLINE"
+
+# ---- W&B
+start_wandb() {
+  rm -f "$T/wb.port"
+  python3 "$S/wandb-server.py" --port-file "$T/wb.port" --record "$T/wb.rec" --state "$T/wb.state" \
+    --api-key wb_test_key --entity ent &
+  wb_pid=$!
+  i=0
+  while [ ! -s "$T/wb.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+  WANDB_BASE_URL="http://127.0.0.1:$(cat "$T/wb.port")"
+  export WANDB_BASE_URL
+}
+start_wandb
+export WANDB_API_KEY=wb_test_key
+wtrain() { # wtrain NAME OUTPUT_DIR FLAGS...
+  name=$1; out=$2; shift 2
+  # shellcheck disable=SC2086
+  ok_run "$name" "$R" train --dataset.repo_id=lerobot-test/tiny "--dataset.root=$data" $small \
+    --policy.push_to_hub=false --log_freq=1 --wandb.enable=true --wandb.project=proj --wandb.notes=hello \
+    "--output_dir=$out" "$@"
+}
+wtrain "train --wandb.enable=true streams to the server" "$T/w1" --steps=3 --save_freq=3
+contains "names the run" "$T/out" "Track this run --> "
+# check_run OUTPUT_DIR LINES: the server's run is the one in train_config.json, and holds one history
+# line per line of metrics.jsonl, each once, with LeRobot's train/ keys at their step
+check_run() {
+  python3 - "$T/wb.state" "$1" "$2" <<'EOF'
+import json, math, sys
+state, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def fail(msg):
+    print("# " + msg)
+    sys.exit(1)
+cfg = json.load(open(out + "/checkpoints/last/pretrained_model/train_config.json"))
+run_id = cfg["wandb"]["run_id"]
+runs = json.load(open(state))["runs"]
+run = runs.get("ent/proj/" + run_id)
+if not run:
+    fail("no run ent/proj/%s among %r" % (run_id, list(runs)))
+if run["overwrites"] or run["gaps"] or run["after_complete"] or not run["complete"] or run["exitcode"] != 0:
+    fail("run %r" % {k: run[k] for k in ("overwrites", "gaps", "after_complete", "complete", "exitcode")})
+if run["notes"] != "hello" or run["jobType"] != "train_eval" or "policy:act" not in run["tags"]:
+    fail("run fields %r %r %r" % (run["notes"], run["jobType"], run["tags"]))
+metrics = [json.loads(l) for l in open(out + "/metrics.jsonl") if l.strip()]
+hist = [json.loads(h) if isinstance(h, str) else h for h in run["history"]]
+if len(hist) != n or len(metrics) != n or run["lines_received"] != n:
+    fail("%d history lines, %d received, %d metrics lines, expected %d" % (len(hist), run["lines_received"], len(metrics), n))
+for m, h in zip(metrics, hist):
+    if h["_step"] != m["steps"]:
+        fail("step %r != %r" % (h["_step"], m["steps"]))
+    for k in ("loss", "grad_norm", "lr", "update_s", "dataloading_s", "samples", "epochs", "l1_loss"):
+        if not math.isclose(h["train/" + k], m[k], rel_tol=1e-12, abs_tol=1e-15):
+            fail("step %d: train/%s %r != %r" % (m["steps"], k, h["train/" + k], m[k]))
+EOF
+}
+check_run "$T/w1" 3
+tap_result $? "W&B: every metric line once, at its step, with LeRobot's train/ keys; the run id in train_config.json"
+wtrain "--resume continues the same W&B run" "$T/w1" --steps=5 --save_freq=5 \
+  "--config_path=$T/w1/checkpoints/last/pretrained_model/train_config.json" --resume=true
+check_run "$T/w1" 5
+tap_result $? "W&B resume: the same run, lines 4 and 5 appended, none sent twice"
+
+wtrain "--wandb.mode=offline writes the run folder only" "$T/w2" --steps=2 --wandb.mode=offline
+contains "offline: says how to send it" "$T/out" "robotrain wandb sync "
+python3 - "$T/wb.state" "$T/w2/checkpoints/last/pretrained_model/train_config.json" <<'EOF'
+import json, sys
+run_id = json.load(open(sys.argv[2]))["wandb"]["run_id"]
+sys.exit(1 if not run_id or any(k.endswith("/" + run_id) for k in json.load(open(sys.argv[1]))["runs"]) else 0)
+EOF
+tap_result $? "offline: the server knows nothing of the run"
+[ -f "$T/w2/wandb/latest-run/wandb-history.jsonl" ] && [ "$(wc -l <"$T/w2/wandb/latest-run/wandb-history.jsonl")" -eq 2 ]
+tap_result $? "offline: the history lines are on disk"
+ok_run "robotrain wandb sync DIR sends them" "$R" wandb sync "$T/w2"
+contains "sync: one run" "$T/out" "Sent 1 run from $T/w2"
+check_run "$T/w2" 2
+tap_result $? "after sync the server has the offline run, every line once"
+ok_run "wandb sync again: nothing to send" "$R" wandb sync "$T/w2"
+contains "sync again: says so" "$T/out" "Nothing to send"
+fail_run 2 "wandb: an unknown subcommand" "$R" wandb push
+WANDB_API_KEY=wrong fail_run 1 "W&B: a refused key stops the run before it starts" "$R" train \
+  --dataset.repo_id=lerobot-test/tiny "--dataset.root=$data" $small --policy.push_to_hub=false --steps=1 \
+  --wandb.enable=true "--output_dir=$T/w3"
+contains "refused key: says what to do" "$T/err" "WANDB_API_KEY"
+# a process that is not rank 0 logs nothing (a two-process run's other rank)
+before=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["runs"]))' "$T/wb.state")
+RANK=1 wtrain "rank 1 with --wandb.enable=true trains without a run" "$T/w4" --steps=1
+after=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["runs"]))' "$T/wb.state")
+[ "$before" = "$after" ] && [ ! -d "$T/w4/wandb" ]
+tap_result $? "rank 1: no W&B run, no run folder"
+kill "$wb_pid"
+echo "1..$tap_n"
+exit $tap_failed
