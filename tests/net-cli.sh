@@ -266,6 +266,8 @@ wtrain() { # wtrain NAME OUTPUT_DIR FLAGS...
 }
 wtrain "train --wandb.enable=true streams to the server" "$T/w1" --steps=3 --save_freq=3
 contains "names the run" "$T/out" "Track this run --> "
+contains "says the checkpoint is no W&B artifact, with LeRobot's name for it" "$T/out" \
+  'LeRobot would log the "model" artifact policy_act-seed_1000-dataset_lerobot-test_tiny-000003)'
 # check_run OUTPUT_DIR LINES: the server's run is the one in train_config.json, and holds one history
 # line per line of metrics.jsonl, each once, with LeRobot's train/ keys at their step
 check_run() {
@@ -299,8 +301,10 @@ EOF
 }
 check_run "$T/w1" 3
 tap_result $? "W&B: every metric line once, at its step, with LeRobot's train/ keys; the run id in train_config.json"
-wtrain "--resume continues the same W&B run" "$T/w1" --steps=5 --save_freq=5 \
+wtrain "--resume continues the same W&B run" "$T/w1" --steps=5 --save_freq=5 --wandb.disable_artifact=true \
   "--config_path=$T/w1/checkpoints/last/pretrained_model/train_config.json" --resume=true
+! grep -q "artifact" "$T/out"
+tap_result $? "--wandb.disable_artifact=true: no artifact note"
 check_run "$T/w1" 5
 tap_result $? "W&B resume: the same run, lines 4 and 5 appended, none sent twice"
 
