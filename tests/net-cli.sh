@@ -45,6 +45,8 @@ cat >"$T/hub.json" <<EOF
            {"type": "dataset", "id": "lerobot-test/tiny",
             "commits": [{"sha": "$SHA", "dir": "$data"}],
             "branches": {"main": "$SHA"}, "tags": {"v3.0": "$SHA"}},
+           {"type": "dataset", "id": "lerobot-test/private", "private": true,
+            "commits": [{"sha": "$SHA", "dir": "$data"}], "branches": {"main": "$SHA"}, "tags": {"v3.0": "$SHA"}},
            {"type": "model", "id": "timm/resnet18.tv_in1k",
             "commits": [{"sha": "2222222222222222222222222222222222222222", "dir": "$T/backbone"}],
             "branches": {"main": "2222222222222222222222222222222222222222"}}]}
@@ -119,6 +121,34 @@ if [ -n "$real_repo" ]; then
 else
   tap_result 0 "# SKIP no ../shared/data/real-v2.1-g1 for --episodes"
 fi
+
+# the Hub's failures: a private dataset without a token, 500s retried, a cut-off body resumed
+faults() {
+  python3 - "$HF_ENDPOINT/_control/faults" "$1" <<'EOF'
+import sys, urllib.request
+urllib.request.urlopen(urllib.request.Request(sys.argv[1], sys.argv[2].encode(), method="POST")).read()
+EOF
+}
+HF_TOKEN= HF_HOME="$T/hf-private" fail_run 1 "a private dataset without a token" "$R" dataset download \
+  lerobot-test/private
+contains "401: says to set a token" "$T/err" "HF_TOKEN"
+ok_run "... and with the token" env HF_HOME="$T/hf-private" "$R" dataset download lerobot-test/private
+faults '[{"match": "^GET /api/datasets/lerobot-test/tiny/refs", "times": 2, "status": 500, "headers": {"Retry-After": "0"}},
+         {"match": "^GET /datasets/lerobot-test/tiny/resolve/.*/meta/stats.json", "times": 1, "drop_after": 1000}]'
+HF_HOME="$T/hf-faults" ok_run "two 500s, then the answer; a body cut off after 1000 bytes" "$R" dataset download \
+  lerobot-test/tiny
+cmp -s "$data/meta/stats.json" "$T/hf-faults/lerobot/hub/datasets--lerobot-test--tiny/snapshots/$SHA/meta/stats.json"
+tap_result $? "... the file is whole"
+python3 - "$T/hub.log" <<'EOF'
+import json, sys
+log = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+refs = [e["status"] for e in log if e["path"].startswith("/api/datasets/lerobot-test/tiny/refs")]
+ranges = [e["headers"].get("range") for e in log if e["method"] == "GET" and e["path"].endswith("/meta/stats.json")]
+ok = refs[-3:] == [500, 500, 200] and "bytes=1000-" in ranges
+print("# refs %r, stats.json ranges %r" % (refs[-3:], ranges))
+sys.exit(0 if ok else 1)
+EOF
+tap_result $? "... retried after the 500s, and resumed with Range: bytes=1000-"
 
 # ---- backbone weights by Hub id: downloaded into HF_HUB_CACHE, then read
 # shellcheck disable=SC2086
@@ -266,6 +296,8 @@ wtrain() { # wtrain NAME OUTPUT_DIR FLAGS...
 }
 wtrain "train --wandb.enable=true streams to the server" "$T/w1" --steps=3 --save_freq=3
 contains "names the run" "$T/out" "Track this run --> "
+contains "says the checkpoint is no W&B artifact, with LeRobot's name for it" "$T/out" \
+  'LeRobot would log the "model" artifact policy_act-seed_1000-dataset_lerobot-test_tiny-000003)'
 # check_run OUTPUT_DIR LINES: the server's run is the one in train_config.json, and holds one history
 # line per line of metrics.jsonl, each once, with LeRobot's train/ keys at their step
 check_run() {
@@ -299,8 +331,10 @@ EOF
 }
 check_run "$T/w1" 3
 tap_result $? "W&B: every metric line once, at its step, with LeRobot's train/ keys; the run id in train_config.json"
-wtrain "--resume continues the same W&B run" "$T/w1" --steps=5 --save_freq=5 \
+wtrain "--resume continues the same W&B run" "$T/w1" --steps=5 --save_freq=5 --wandb.disable_artifact=true \
   "--config_path=$T/w1/checkpoints/last/pretrained_model/train_config.json" --resume=true
+! grep -q "artifact" "$T/out"
+tap_result $? "--wandb.disable_artifact=true: no artifact note"
 check_run "$T/w1" 5
 tap_result $? "W&B resume: the same run, lines 4 and 5 appended, none sent twice"
 

@@ -16,6 +16,7 @@ struct rt_train_wandb {
     rt_wandb_run *run; /* NULL: inactive */
     gboolean disable_artifact;
     gboolean artifact_noted;
+    char **tags; /* the run's, which name LeRobot's artifacts */
     gboolean log_warned;
 };
 
@@ -44,6 +45,7 @@ rt_train_wandb *rt_train_wandb_start(rt_config *cfg, gboolean is_main, GPtrArray
     g_autofree char *config_json = rt_train_config_to_json(cfg);
     s.config_json = config_json;
     w->disable_artifact = s.disable_artifact;
+    w->tags = g_strdupv(tags);
     w->run = rt_wandb_run_start(&s, error);
     if (!w->run) {
         g_free(w);
@@ -129,11 +131,12 @@ char *rt_train_wandb_checkpoint(rt_train_wandb *w, const char *checkpoint_dir)
         return NULL;
     w->artifact_noted = TRUE;
     g_autofree char *base = g_path_get_basename(checkpoint_dir ? checkpoint_dir : "checkpoint");
+    g_autofree char *name = rt_wandb_artifact_name((const char *const *)w->tags, base);
     return g_strdup_printf(
-        "W&B: checkpoints are not uploaded as artifacts (LeRobot's \"model\" artifact of %s): "
-        "robotrain does not implement W&B's artifact upload; the checkpoint stays in %s "
-        "(--wandb.disable_artifact=true silences this note)",
-        base, checkpoint_dir ? checkpoint_dir : "OUTPUT_DIR/checkpoints");
+        "W&B: checkpoints are not uploaded as artifacts (LeRobot would log the \"model\" "
+        "artifact %s): robotrain does not implement W&B's artifact upload; the checkpoint stays "
+        "in %s (--wandb.disable_artifact=true silences this note)",
+        name, checkpoint_dir ? checkpoint_dir : "OUTPUT_DIR/checkpoints");
 }
 
 char *rt_train_wandb_finish(rt_train_wandb *w, int exitcode, guint timeout_ms)
@@ -161,5 +164,6 @@ void rt_train_wandb_free(rt_train_wandb *w)
     if (!w)
         return;
     rt_wandb_run_free(w->run);
+    g_strfreev(w->tags);
     g_free(w);
 }
