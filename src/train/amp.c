@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <robotrain/error.h>
+#include <robotrain/ops.h>
 
 #include "train/amp.h"
 
@@ -124,8 +125,30 @@ static const char *what(rt_precision p)
     }
 }
 
+gboolean rt_train_amp_backend_scales(const rt_backend_i *backend, rt_backend_device *dev)
+{
+    if (!backend->supports_op)
+        return TRUE;
+    /* the nodes rt_graph_add_adamw appends with loss scaling, on small f32 tensors */
+    rt_tensor flat = {.dtype = RT_F32, .ndim = 1, .shape = {256}, .stride = {1}, .batch_axis = -1};
+    rt_tensor state = {.dtype = RT_F64, .ndim = 1, .shape = {4}, .stride = {1}, .batch_axis = -1};
+    rt_tensor step = {.dtype = RT_F64, .ndim = 1, .shape = {1}, .stride = {1}, .batch_axis = -1};
+    rt_tensor hyper = {.dtype = RT_F64, .ndim = 1, .shape = {6}, .stride = {1}, .batch_axis = -1};
+    rt_node nodes[4] = {
+        {.op = RT_OP_AMP_UNSCALE, .n_src = 2, .src = {&flat, &state}},
+        {.op = RT_OP_STEP_INC, .n_src = 2, .src = {&step, &state}},
+        {.op = RT_OP_ADAMW, .n_src = 7, .src = {&flat, &flat, &flat, &flat, &hyper, &step, &state}},
+        {.op = RT_OP_AMP_UPDATE, .n_src = 1, .src = {&state}, .ip = {2000}, .fp = {2, 0.5}},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(nodes); i++)
+        if (!backend->supports_op(dev, &nodes[i]))
+            return FALSE;
+    return TRUE;
+}
+
 gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_env *env, gboolean on_cuda,
-                              const rt_ckpt_precision *saved, GPtrArray *notes, GError **error)
+                              gboolean backend_scales, const rt_ckpt_precision *saved, GPtrArray *notes,
+                              GError **error)
 {
     memset(amp, 0, sizeof *amp);
     if (!rt_train_amp_check(cfg, env, error))
@@ -162,12 +185,12 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
                  why ? why : "policy.use_amp=false");
         }
     }
-    if (mode == RT_PRECISION_FP16 && on_cuda) {
+    if (mode == RT_PRECISION_FP16 && !backend_scales) {
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "mixed precision fp16 (%s) on CUDA: the CUDA backend has no dynamic loss scaling kernels "
-                    "yet; use bf16 (" RT_AMP_ENV "=bf16, robotrain launch --mixed_precision=bf16) or "
-                    "--policy.device=cpu",
-                    why);
+                    "mixed precision fp16 (%s) on %s: its backend cannot run dynamic loss scaling (the "
+                    "amp_unscale and amp_update ops) yet; use bf16 (" RT_AMP_ENV "=bf16, robotrain launch "
+                    "--mixed_precision=bf16) or --policy.device=cpu",
+                    why, device);
         return FALSE;
     }
     amp->mode = mode;
