@@ -112,7 +112,8 @@ DEF_TEST(decisions)
     OK(rt_train_amp_resolve(&amp, dflt, &(rt_amp_env){"bf16", NULL}, TRUE, FALSE, NULL, notes, &error));
     OK(amp.mode == RT_PRECISION_BF16);
     OK(rt_config_get_bool(dflt, "policy.use_amp")); /* train_config.json says autocast ran */
-    OK(has_note(notes, "policy.use_amp=false (from the default) gives way to ROBOTRAIN_MIXED_PRECISION=bf16"));
+    OK(has_note(notes,
+                "policy.use_amp=false (from the default) gives way to ROBOTRAIN_MIXED_PRECISION=bf16"));
     rt_train_amp_clear(&amp);
     OK(rt_train_amp_resolve(&amp, dflt, &(rt_amp_env){"fp16", "1024"}, FALSE, TRUE, NULL, notes, &error));
     OK(amp.mode == RT_PRECISION_FP16 && amp.scaling && !amp.restore);
@@ -138,17 +139,22 @@ DEF_TEST(resume)
     g_autoptr(rt_config) on = config_with("--policy.use_amp=true");
     OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, FALSE, TRUE, &saved, notes, &error));
     OK(amp.mode == RT_PRECISION_FP16 && amp.scaling && amp.restore);
-    OK(amp.scaler.growth_factor == 3 && amp.scaler.backoff_factor == 0.25 && amp.scaler.growth_interval == 50);
-    OK(amp.restored_state.scale == 512 && amp.restored_state.growth_tracker == 7 && amp.restored_state.skipped == 3);
+    OK(amp.scaler.growth_factor == 3 && amp.scaler.backoff_factor == 0.25 &&
+       amp.scaler.growth_interval == 50);
+    OK(amp.restored_state.scale == 512 && amp.restored_state.growth_tracker == 7 &&
+       amp.restored_state.skipped == 3);
     OK(has_note(notes, "policy.use_amp=true, as the checkpoint trained"));
-    OK(has_note(notes, "loss scaler from the checkpoint: scale 512, 7 step(s) since it last changed, 3 step(s) skipped"));
+    OK(has_note(
+        notes,
+        "loss scaler from the checkpoint: scale 512, 7 step(s) since it last changed, 3 step(s) skipped"));
     rt_train_amp_clear(&amp);
     /* the variable says bf16: it wins, and the log says the run no longer continues exactly */
     g_ptr_array_set_size(notes, 0);
     OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){"bf16", NULL}, FALSE, TRUE, &saved, notes, &error));
     OK(amp.mode == RT_PRECISION_BF16 && !amp.scaling);
-    OK(has_note(notes, "the checkpoint trained in fp16; this run continues in bf16 (ROBOTRAIN_MIXED_PRECISION=bf16), "
-                       "so it does not continue the run bit for bit"));
+    OK(has_note(
+        notes, "the checkpoint trained in fp16; this run continues in bf16 (ROBOTRAIN_MIXED_PRECISION=bf16), "
+               "so it does not continue the run bit for bit"));
     rt_train_amp_clear(&amp);
     return 0;
 }

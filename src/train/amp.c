@@ -44,7 +44,7 @@ static gboolean env_precision(const rt_amp_env *env, rt_precision *p, GError **e
         return TRUE;
     g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                 RT_AMP_ENV "=%s: robotrain trains in no (float32), fp16 or bf16; set one of them "
-                "(robotrain launch --mixed_precision=...) or unset it",
+                           "(robotrain launch --mixed_precision=...) or unset it",
                 env->mixed_precision);
     return FALSE;
 }
@@ -59,7 +59,7 @@ static gboolean init_scale_of(const rt_amp_env *env, double *scale, GError **err
     if (!end || *end || !(v > 0) || isinf((float)v) || !((float)v > 0)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     RT_AMP_INIT_SCALE_ENV "=%s: the initial loss scale must be a positive number that "
-                    "float32 holds (1 to 3.4e38; the default is 65536)",
+                                          "float32 holds (1 to 3.4e38; the default is 65536)",
                     env->init_scale);
         return FALSE;
     }
@@ -162,8 +162,10 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
         env_precision(env, &mode, NULL);
         why = g_strdup_printf(RT_AMP_ENV "=%s", env->mixed_precision);
         if (use_amp != (mode != RT_PRECISION_NO))
-            note(notes, "policy.use_amp=%s (from %s) gives way to " RT_AMP_ENV "=%s", use_amp ? "true" : "false",
-                 rt_config_get_source(cfg, "policy.use_amp") == RT_SOURCE_FILE ? "the config file" : "the default",
+            note(notes, "policy.use_amp=%s (from %s) gives way to " RT_AMP_ENV "=%s",
+                 use_amp ? "true" : "false",
+                 rt_config_get_source(cfg, "policy.use_amp") == RT_SOURCE_FILE ? "the config file"
+                                                                               : "the default",
                  env->mixed_precision);
     } else if (use_amp) {
         /* torch.autocast's default dtype on the device, as LeRobot v0.6.1 autocasts */
@@ -179,8 +181,10 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
             g_free(why);
             why = g_strdup_printf("policy.use_amp=true, as the checkpoint trained");
         } else {
-            note(notes, "the checkpoint trained in %s; this run continues in %s (%s), so it does not continue "
-                 "the run bit for bit", saved_mode == RT_PRECISION_NO ? "float32" : rt_precision_name(saved_mode),
+            note(notes,
+                 "the checkpoint trained in %s; this run continues in %s (%s), so it does not continue "
+                 "the run bit for bit",
+                 saved_mode == RT_PRECISION_NO ? "float32" : rt_precision_name(saved_mode),
                  mode == RT_PRECISION_NO ? "float32" : rt_precision_name(mode),
                  why ? why : "policy.use_amp=false");
         }
@@ -204,7 +208,8 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
             amp->scaler = saved->scaler_config;
             amp->restore = TRUE;
             amp->restored_state = saved->scaler;
-            note(notes, "loss scaler from the checkpoint: scale %g, %" G_GINT64_FORMAT
+            note(notes,
+                 "loss scaler from the checkpoint: scale %g, %" G_GINT64_FORMAT
                  " step(s) since it last changed, %" G_GINT64_FORMAT " step(s) skipped so far",
                  saved->scaler.scale, (gint64)saved->scaler.growth_tracker, (gint64)saved->scaler.skipped);
         } else if (has_saved) {
@@ -215,7 +220,8 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
     if (mode != RT_PRECISION_NO)
         note(notes, "Mixed precision: %s; %s", what(mode), why);
     if (mode == RT_PRECISION_FP16)
-        note(notes, "Loss scaling: initial scale %g, growth factor %g every %" G_GINT64_FORMAT
+        note(notes,
+             "Loss scaling: initial scale %g, growth factor %g every %" G_GINT64_FORMAT
              " steps without overflow, backoff %g; steps whose gradients overflow are skipped",
              amp->restore ? amp->restored_state.scale : amp->scaler.init_scale, amp->scaler.growth_factor,
              (gint64)amp->scaler.growth_interval, amp->scaler.backoff_factor);

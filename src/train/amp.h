@@ -60,13 +60,13 @@ gboolean rt_train_amp_check(const rt_config *cfg, const rt_amp_env *env, GError 
 
 typedef struct rt_train_amp {
     rt_precision mode;
-    gboolean scaling;              /* fp16: dynamic loss scaling */
-    rt_loss_scale_config scaler;   /* its constructor arguments */
-    gboolean restore;              /* continue from restored_state after planning */
+    gboolean scaling;            /* fp16: dynamic loss scaling */
+    rt_loss_scale_config scaler; /* its constructor arguments */
+    gboolean restore;            /* continue from restored_state after planning */
     rt_loss_scale_state restored_state;
-    rt_loss_scale_state state;     /* after the last step */
-    int64_t skipped_at_log;        /* state.skipped at the last log line */
-    char *mixed_precision_name;    /* for checkpoints */
+    rt_loss_scale_state state;  /* after the last step */
+    int64_t skipped_at_log;     /* state.skipped at the last log line */
+    char *mixed_precision_name; /* for checkpoints */
 } rt_train_amp;
 
 /* Whether backend runs dynamic loss scaling: the amp_unscale and amp_update ops, and step_inc

@@ -737,7 +737,8 @@ static gboolean prepare(run *r, GError **error)
         return FALSE;
     r->policy = rt_policy_new(r->a->policy, r->cfg, error);
     if (!r->policy || !request_frames(r, error) || !make_normalizer(r, error) || !start_loader(r, error) ||
-        !open_device(r, error) || !choose_precision(r, error) || !build_graph(r, error) || !bind_inputs(r, error) || !load_weights(r, error))
+        !open_device(r, error) || !choose_precision(r, error) || !build_graph(r, error) || !bind_inputs(r, error) ||
+        !load_weights(r, error))
         return FALSE;
     collect_stats(r);
     const char *output_dir = rt_config_get_string(r->cfg, "output_dir");
