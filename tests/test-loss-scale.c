@@ -57,10 +57,13 @@ DEF_TEST(update_rule)
     rt_loss_scale_update(&d, &s, FALSE);
     EXPECT_NEAR(ldexp(1, 127), s.scale, 0);
     EXPECT_EQ_INT(0, (int)s.growth_tracker);
-    /* the scale is a float32: 0.1 backed off is float(0.1) * 0.5 */
-    s = state_of(0.1, 0);
-    rt_loss_scale_update(&d, &s, TRUE);
-    EXPECT_NEAR((double)(0.1f * 0.5f), s.scale, 0);
+    /* the scale is a float32, the factors doubles: 1.7 backed off by 0.3 is
+     * float(double(float(1.7)) * 0.3) = 0.50999999 (float arithmetic would give 0.51000005) */
+    rt_loss_scale_config odd = {1, 2, 0.3, 10};
+    s = state_of(1.7, 0);
+    rt_loss_scale_update(&odd, &s, TRUE);
+    EXPECT_NEAR((double)(float)((double)1.7f * 0.3), s.scale, 0);
+    OK((float)s.scale != 1.7f * 0.3f);
     return 0;
 }
 

@@ -111,13 +111,13 @@ void rt_loss_scale_update_values(double *state, int64_t growth_interval, double 
     /* torch's _amp_update_scale_: the scale is a float32 tensor, the tracker an int32 one */
     float scale = (float)state[RT_AMP_SCALE];
     if (state[RT_AMP_FOUND_INF] != 0) {
-        scale = scale * (float)backoff;
+        scale = (float)((double)scale * backoff); /* float * double, stored as float */
         state[RT_AMP_TRACKER] = 0;
         state[RT_AMP_SKIPPED] += 1;
     } else {
         double successful = state[RT_AMP_TRACKER] + 1;
         if (successful >= (double)growth_interval) {
-            float grown = scale * (float)growth;
+            float grown = (float)((double)scale * growth);
             if (isfinite(grown))
                 scale = grown;
             state[RT_AMP_TRACKER] = 0;
