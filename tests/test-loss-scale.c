@@ -57,10 +57,13 @@ DEF_TEST(update_rule)
     rt_loss_scale_update(&d, &s, FALSE);
     EXPECT_NEAR(ldexp(1, 127), s.scale, 0);
     EXPECT_EQ_INT(0, (int)s.growth_tracker);
-    /* the scale is a float32: 0.1 backed off is float(0.1) * 0.5 */
-    s = state_of(0.1, 0);
-    rt_loss_scale_update(&d, &s, TRUE);
-    EXPECT_NEAR((double)(0.1f * 0.5f), s.scale, 0);
+    /* the scale is a float32, the factors doubles: 1.7 backed off by 0.3 is
+     * float(double(float(1.7)) * 0.3) = 0.50999999 (float arithmetic would give 0.51000005) */
+    rt_loss_scale_config odd = {1, 2, 0.3, 10};
+    s = state_of(1.7, 0);
+    rt_loss_scale_update(&odd, &s, TRUE);
+    EXPECT_NEAR((double)(float)((double)1.7f * 0.3), s.scale, 0);
+    OK((float)s.scale != 1.7f * 0.3f);
     return 0;
 }
 
@@ -89,8 +92,8 @@ static gboolean lin_build(lin_net *n, rt_dtype cd, const rt_loss_scale_config *l
     rt_tensor *y = rt_linear(g, n->x, n->w, n->b);
     rt_set_loss(g, rt_sum(g, rt_mul(g, y, n->k), RT_ALL_AXES, FALSE));
     rt_adamw_group grp = {0.01, 0.9, 0.999, 1e-8, 0.01};
-    gboolean ok = (!ls || rt_graph_enable_loss_scaling(g, ls, &error)) &&
-                  rt_graph_backward(g, &error) && rt_graph_add_adamw(g, &grp, 1, 0, &error);
+    gboolean ok = (!ls || rt_graph_enable_loss_scaling(g, ls, &error)) && rt_graph_backward(g, &error) &&
+                  rt_graph_add_adamw(g, &grp, 1, 0, &error);
     if (!ok) {
         printf("# %s\n", error->message);
         g_error_free(error);
@@ -180,7 +183,8 @@ DEF_TEST(overflow_skips)
                        "step %d skipped: found_inf %d, skipped %lld, scale %g, tracker %lld", step,
                        s.found_inf, (long long)s.skipped, s.scale, (long long)s.growth_tracker);
         OK(!isfinite(norm));
-        OK(rt_graph_read(b.g, b.w, w, sizeof w, &error) && rt_graph_read(b.g, b.b, bias, sizeof bias, &error));
+        OK(rt_graph_read(b.g, b.w, w, sizeof w, &error) &&
+           rt_graph_read(b.g, b.b, bias, sizeof bias, &error));
         OK(memcmp(w, w0, sizeof w) == 0 && memcmp(bias, b0, sizeof bias) == 0);
     }
     double adam_steps = -1;
@@ -263,8 +267,8 @@ static double ref_bf16(double v)
 enum { B = 4, IN = 6, HID = 5, OUT = 3 };
 
 /* y[r][o] = sum_i a[r][i] w[o][i] (+ bias), inputs rounded when asked */
-static void ref_linear(const double *a, const double *w, const double *bias, double *y, int rows,
-                       int in, int out, bool round)
+static void ref_linear(const double *a, const double *w, const double *bias, double *y, int rows, int in,
+                       int out, bool round)
 {
     for (int r = 0; r < rows; r++)
         for (int o = 0; o < out; o++) {
@@ -334,8 +338,8 @@ static void mlp_reference(const double *x, const double *w1, const double *b1, c
 }
 
 /* the graph's loss and gradients with compute dtype cd */
-static gboolean mlp_graph(rt_dtype cd, const double *x, const double *w1, const double *b1,
-                          const double *w2, const double *b2, const double *t, mlp_ref *out)
+static gboolean mlp_graph(rt_dtype cd, const double *x, const double *w1, const double *b1, const double *w2,
+                          const double *b2, const double *t, mlp_ref *out)
 {
     rt_graph *g = rt_graph_new(RT_GRAPH_TRAIN);
     rt_graph_set_compute_dtype(g, cd);
@@ -366,8 +370,8 @@ static gboolean mlp_graph(rt_dtype cd, const double *x, const double *w1, const 
     }
     ok = ok && rt_test_plan(g) && rt_test_write(g, tx, x) && rt_test_write(g, tt, t) && rt_test_run(g);
     ok = ok && rt_test_read(g, loss, &out->loss) && rt_test_read(g, rt_graph_grad(g, pw1), out->dw1) &&
-         rt_test_read(g, rt_graph_grad(g, pb1), out->db1) && rt_test_read(g, rt_graph_grad(g, pw2), out->dw2) &&
-         rt_test_read(g, rt_graph_grad(g, pb2), out->db2);
+         rt_test_read(g, rt_graph_grad(g, pb1), out->db1) &&
+         rt_test_read(g, rt_graph_grad(g, pw2), out->dw2) && rt_test_read(g, rt_graph_grad(g, pb2), out->db2);
     rt_graph_free(g);
     return ok;
 }

@@ -76,7 +76,7 @@ DEF_TEST(decisions)
     rt_train_amp amp;
 
     g_autoptr(rt_config) plain = config_with(NULL);
-    OK(rt_train_amp_resolve(&amp, plain, &(rt_amp_env){NULL, NULL}, FALSE, NULL, notes, &error));
+    OK(rt_train_amp_resolve(&amp, plain, &(rt_amp_env){NULL, NULL}, FALSE, TRUE, NULL, notes, &error));
     OK(amp.mode == RT_PRECISION_NO && !amp.scaling && notes->len == 0);
     OK(!rt_config_get_bool(plain, "policy.use_amp"));
     rt_ckpt_precision storage;
@@ -85,7 +85,7 @@ DEF_TEST(decisions)
 
     /* use_amp alone: autocast's default, bf16 on the CPU */
     g_autoptr(rt_config) on = config_with("--policy.use_amp=true");
-    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, FALSE, NULL, notes, &error));
+    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, FALSE, TRUE, NULL, notes, &error));
     OK(amp.mode == RT_PRECISION_BF16 && !amp.scaling);
     OK(has_note(notes, "Mixed precision: bf16"));
     OK(has_note(notes, "autocast's default on the CPU"));
@@ -97,21 +97,25 @@ DEF_TEST(decisions)
     OK(p && strcmp(p->mixed_precision, "bf16") == 0 && !p->has_scaler);
     rt_train_amp_clear(&amp);
 
-    /* ... fp16 on CUDA, whose backend cannot scale losses yet */
-    OK(!rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, TRUE, NULL, notes, &error));
+    /* ... fp16 on CUDA, refused when its backend cannot scale losses (CUDA's, for now) */
+    OK(!rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, TRUE, FALSE, NULL, notes, &error));
     EXPECT_ERROR(error, "mixed precision fp16 (policy.use_amp=true without ROBOTRAIN_MIXED_PRECISION: "
-                        "autocast's default on CUDA) on CUDA: the CUDA backend has no dynamic loss scaling");
+                        "autocast's default on CUDA) on CUDA: its backend cannot run dynamic loss scaling");
+    rt_train_amp_clear(&amp);
+    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, TRUE, TRUE, NULL, notes, &error));
+    OK(amp.mode == RT_PRECISION_FP16 && amp.scaling);
     rt_train_amp_clear(&amp);
 
     /* the variable: bf16 on CUDA; fp16 with the scaler's defaults and the initial-scale knob */
     g_ptr_array_set_size(notes, 0);
     g_autoptr(rt_config) dflt = config_with(NULL);
-    OK(rt_train_amp_resolve(&amp, dflt, &(rt_amp_env){"bf16", NULL}, TRUE, NULL, notes, &error));
+    OK(rt_train_amp_resolve(&amp, dflt, &(rt_amp_env){"bf16", NULL}, TRUE, FALSE, NULL, notes, &error));
     OK(amp.mode == RT_PRECISION_BF16);
     OK(rt_config_get_bool(dflt, "policy.use_amp")); /* train_config.json says autocast ran */
-    OK(has_note(notes, "policy.use_amp=false (from the default) gives way to ROBOTRAIN_MIXED_PRECISION=bf16"));
+    OK(has_note(notes,
+                "policy.use_amp=false (from the default) gives way to ROBOTRAIN_MIXED_PRECISION=bf16"));
     rt_train_amp_clear(&amp);
-    OK(rt_train_amp_resolve(&amp, dflt, &(rt_amp_env){"fp16", "1024"}, FALSE, NULL, notes, &error));
+    OK(rt_train_amp_resolve(&amp, dflt, &(rt_amp_env){"fp16", "1024"}, FALSE, TRUE, NULL, notes, &error));
     OK(amp.mode == RT_PRECISION_FP16 && amp.scaling && !amp.restore);
     OK(amp.scaler.init_scale == 1024 && amp.scaler.growth_factor == 2 && amp.scaler.backoff_factor == 0.5 &&
        amp.scaler.growth_interval == 2000);
@@ -133,19 +137,24 @@ DEF_TEST(resume)
     };
     /* use_amp alone would pick bf16 on the CPU: the checkpoint's fp16 and scaler continue */
     g_autoptr(rt_config) on = config_with("--policy.use_amp=true");
-    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, FALSE, &saved, notes, &error));
+    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){NULL, NULL}, FALSE, TRUE, &saved, notes, &error));
     OK(amp.mode == RT_PRECISION_FP16 && amp.scaling && amp.restore);
-    OK(amp.scaler.growth_factor == 3 && amp.scaler.backoff_factor == 0.25 && amp.scaler.growth_interval == 50);
-    OK(amp.restored_state.scale == 512 && amp.restored_state.growth_tracker == 7 && amp.restored_state.skipped == 3);
+    OK(amp.scaler.growth_factor == 3 && amp.scaler.backoff_factor == 0.25 &&
+       amp.scaler.growth_interval == 50);
+    OK(amp.restored_state.scale == 512 && amp.restored_state.growth_tracker == 7 &&
+       amp.restored_state.skipped == 3);
     OK(has_note(notes, "policy.use_amp=true, as the checkpoint trained"));
-    OK(has_note(notes, "loss scaler from the checkpoint: scale 512, 7 step(s) since it last changed, 3 step(s) skipped"));
+    OK(has_note(
+        notes,
+        "loss scaler from the checkpoint: scale 512, 7 step(s) since it last changed, 3 step(s) skipped"));
     rt_train_amp_clear(&amp);
     /* the variable says bf16: it wins, and the log says the run no longer continues exactly */
     g_ptr_array_set_size(notes, 0);
-    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){"bf16", NULL}, FALSE, &saved, notes, &error));
+    OK(rt_train_amp_resolve(&amp, on, &(rt_amp_env){"bf16", NULL}, FALSE, TRUE, &saved, notes, &error));
     OK(amp.mode == RT_PRECISION_BF16 && !amp.scaling);
-    OK(has_note(notes, "the checkpoint trained in fp16; this run continues in bf16 (ROBOTRAIN_MIXED_PRECISION=bf16), "
-                       "so it does not continue the run bit for bit"));
+    OK(has_note(
+        notes, "the checkpoint trained in fp16; this run continues in bf16 (ROBOTRAIN_MIXED_PRECISION=bf16), "
+               "so it does not continue the run bit for bit"));
     rt_train_amp_clear(&amp);
     return 0;
 }
@@ -172,9 +181,21 @@ DEF_TEST(log_meters)
     return 0;
 }
 
+/* the CPU backend runs every op of loss scaling */
+DEF_TEST(backend_probe)
+{
+    GError *error = NULL;
+    rt_backend_device *dev = rt_backend_cpu()->open(0, &error);
+    OK(dev && rt_train_amp_backend_scales(rt_backend_cpu(), dev));
+    if (dev)
+        rt_backend_cpu()->close(dev);
+    return 0;
+}
+
 int main(void)
 {
     g_unsetenv(RT_AMP_ENV);
+    RUN_TEST(backend_probe);
     RUN_TEST(names);
     RUN_TEST(checks);
     RUN_TEST(decisions);

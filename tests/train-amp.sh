@@ -47,6 +47,19 @@ contains "bf16 recorded" "$T/bf16/checkpoints/last/training_state/mixed_precisio
 contains "use_amp recorded" "$T/bf16/checkpoints/last/pretrained_model/train_config.json" '"use_amp": true,'
 ! grep -q lscale "$T/out"; tap_result $? "bf16: no loss scaling"
 
+# through robotrain launch: --mixed_precision becomes the variable; its default "no" against an
+# explicit --policy.use_amp=true stops the run with the conflict named
+# shellcheck disable=SC2086
+XDG_CONFIG_HOME="$T/config" ok_run "robotrain launch --mixed_precision=bf16" "$R" launch --mixed_precision=bf16 -- \
+  "$R" train $run_args --steps=1 --log_freq=1 --save_checkpoint=false "--output_dir=$T/launched"
+contains "the launcher's precision applied" "$T/out" "Mixed precision: bf16"
+contains "  and said where it came from" "$T/out" "; ROBOTRAIN_MIXED_PRECISION=bf16"
+# shellcheck disable=SC2086
+XDG_CONFIG_HOME="$T/config" "$R" launch -- "$R" train $run_args --steps=1 --policy.use_amp=true \
+  "--output_dir=$T/conflict" >"$T/out" 2>"$T/err"
+[ $? -ne 0 ]; tap_result $? "robotrain launch without --mixed_precision, --policy.use_amp=true: fails"
+contains "  naming the conflict" "$T/err" "--policy.use_amp=true conflicts with ROBOTRAIN_MIXED_PRECISION=no"
+
 # fp16 from the launcher's variable (a small initial scale: no overflow at the start)
 # shellcheck disable=SC2086
 ROBOTRAIN_MIXED_PRECISION=fp16 ROBOTRAIN_AMP_INIT_SCALE=1024 ok_run "fp16 by the variable" "$R" train \

@@ -40,7 +40,10 @@ typedef struct rt_loss_scale_config {
 } rt_loss_scale_config;
 
 /* torch.cuda.amp.GradScaler()'s defaults */
-#define RT_LOSS_SCALE_CONFIG_INIT {65536.0, 2.0, 0.5, 2000}
+#define RT_LOSS_SCALE_CONFIG_INIT                                                                            \
+    {                                                                                                        \
+        65536.0, 2.0, 0.5, 2000                                                                              \
+    }
 
 /* The scaler's state. scale and growth_tracker are GradScaler.state_dict()'s "scale" and
  * "_growth_tracker"; the rest describe the last step. */
@@ -55,8 +58,7 @@ typedef struct rt_loss_scale_state {
  * rt_graph_add_adamw (which must follow) appends the unscale, the conditional skip and the
  * scale update. Call once, after the loss is set and before rt_graph_backward. Fails
  * (RT_ERROR_INVALID_ARG) on a bad config or when called out of order. */
-gboolean rt_graph_enable_loss_scaling(rt_graph *g, const rt_loss_scale_config *config,
-                                      GError **error);
+gboolean rt_graph_enable_loss_scaling(rt_graph *g, const rt_loss_scale_config *config, GError **error);
 /* Whether rt_graph_enable_loss_scaling succeeded on g. */
 gboolean rt_graph_has_loss_scaling(const rt_graph *g);
 
@@ -67,8 +69,7 @@ gboolean rt_graph_set_loss_scale(rt_graph *g, const rt_loss_scale_state *state, 
 
 /* GradScaler.update() on the host, for checks: the state after a step whose gradients had
  * (found_inf) or had not an inf or NaN, computed in float32 as torch's _amp_update_scale_. */
-void rt_loss_scale_update(const rt_loss_scale_config *config, rt_loss_scale_state *state,
-                          gboolean found_inf);
+void rt_loss_scale_update(const rt_loss_scale_config *config, rt_loss_scale_state *state, gboolean found_inf);
 
 G_END_DECLS
 

@@ -64,8 +64,11 @@ bool cpu_amp_unscale(rt_cpu_ctx *ctx, const rt_node *node)
     double scale = state[RT_AMP_SCALE];
     /* scale.double().reciprocal().float() */
     double inv = g->dtype == RT_F32 ? (double)(float)(1.0 / scale) : 1.0 / scale;
-    unscale_job j = {.g = cpu_ptr(ctx, g), .n = rt_tensor_numel(g), .f64 = g->dtype == RT_F64,
-                     .inv = inv, .found = cpu_workspace(ctx, node)};
+    unscale_job j = {.g = cpu_ptr(ctx, g),
+                     .n = rt_tensor_numel(g),
+                     .f64 = g->dtype == RT_F64,
+                     .inv = inv,
+                     .found = cpu_workspace(ctx, node)};
     int64_t nb = n_blocks(j.n);
     cpu_parallel(ctx, nb, 1, unscale_blocks, &j);
     bool found = false;
@@ -77,7 +80,6 @@ bool cpu_amp_unscale(rt_cpu_ctx *ctx, const rt_node *node)
 
 bool cpu_amp_update(rt_cpu_ctx *ctx, const rt_node *node)
 {
-    rt_loss_scale_update_values(cpu_ptr(ctx, node->src[0]), node->ip[0], node->fp[0],
-                                node->fp[1]);
+    rt_loss_scale_update_values(cpu_ptr(ctx, node->src[0]), node->ip[0], node->fp[0], node->fp[1]);
     return true;
 }

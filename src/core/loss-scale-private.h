@@ -30,8 +30,7 @@ bool rt_loss_scale_add_update(rt_graph *g);
 /* The initial state (init_scale), once the storages exist. */
 gboolean rt_loss_scale_write_initial(rt_graph *g, GError **error);
 /* GradScaler.update() on a state array (the amp_update kernel and the host check). */
-void rt_loss_scale_update_values(double *state, int64_t growth_interval, double growth,
-                                 double backoff);
+void rt_loss_scale_update_values(double *state, int64_t growth_interval, double growth, double backoff);
 
 /* For kernels of ops whose last input may be the scaler state: TRUE when the step is skipped. */
 static inline bool rt_loss_scale_skips(const double *state)

@@ -97,7 +97,8 @@ bool op_infer_amp_update(rt_graph *g, rt_node *node)
         return false;
     }
     if (node->ip[0] < 1 || !(node->fp[0] > 1) || !(node->fp[1] > 0 && node->fp[1] < 1)) {
-        rt_graph_fail(g, node, "growth interval %" G_GINT64_FORMAT ", factors %g and %g: the "
+        rt_graph_fail(g, node,
+                      "growth interval %" G_GINT64_FORMAT ", factors %g and %g: the "
                       "interval must be >= 1, growth > 1 and backoff in (0, 1)",
                       (gint64)node->ip[0], node->fp[0], node->fp[1]);
         return false;
@@ -105,19 +106,18 @@ bool op_infer_amp_update(rt_graph *g, rt_node *node)
     return true;
 }
 
-void rt_loss_scale_update_values(double *state, int64_t growth_interval, double growth,
-                                 double backoff)
+void rt_loss_scale_update_values(double *state, int64_t growth_interval, double growth, double backoff)
 {
     /* torch's _amp_update_scale_: the scale is a float32 tensor, the tracker an int32 one */
     float scale = (float)state[RT_AMP_SCALE];
     if (state[RT_AMP_FOUND_INF] != 0) {
-        scale = scale * (float)backoff;
+        scale = (float)((double)scale * backoff); /* float * double, stored as float */
         state[RT_AMP_TRACKER] = 0;
         state[RT_AMP_SKIPPED] += 1;
     } else {
         double successful = state[RT_AMP_TRACKER] + 1;
         if (successful >= (double)growth_interval) {
-            float grown = scale * (float)growth;
+            float grown = (float)((double)scale * growth);
             if (isfinite(grown))
                 scale = grown;
             state[RT_AMP_TRACKER] = 0;
@@ -130,8 +130,7 @@ void rt_loss_scale_update_values(double *state, int64_t growth_interval, double 
 
 void rt_loss_scale_update(const rt_loss_scale_config *c, rt_loss_scale_state *s, gboolean found_inf)
 {
-    double v[RT_AMP_STATE_LEN] = {s->scale, (double)s->growth_tracker, found_inf ? 1 : 0,
-                                  (double)s->skipped};
+    double v[RT_AMP_STATE_LEN] = {s->scale, (double)s->growth_tracker, found_inf ? 1 : 0, (double)s->skipped};
     rt_loss_scale_update_values(v, c->growth_interval, c->growth_factor, c->backoff_factor);
     s->scale = v[RT_AMP_SCALE];
     s->growth_tracker = (int64_t)v[RT_AMP_TRACKER];
@@ -142,8 +141,7 @@ void rt_loss_scale_update(const rt_loss_scale_config *c, rt_loss_scale_state *s,
 static gboolean need_planned(rt_graph *g, const char *what, GError **error)
 {
     if (!g->amp_state || !g->planned) {
-        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                    "%s: %s", what,
+        g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG, "%s: %s", what,
                     !g->amp_state ? "the graph has no loss scaling (rt_graph_enable_loss_scaling)"
                                   : "the graph is not planned yet: call rt_graph_plan first");
         return FALSE;
@@ -170,8 +168,8 @@ gboolean rt_graph_get_loss_scale(rt_graph *g, rt_loss_scale_state *state, GError
     if (!need_planned(g, "rt_graph_get_loss_scale", error))
         return FALSE;
     double v[RT_AMP_STATE_LEN];
-    if (!g->backend->copy_to_host(g->dev, v, &g->buf[RT_STORAGE_STATE], g->amp_state->offset,
-                                  sizeof v, error))
+    if (!g->backend->copy_to_host(g->dev, v, &g->buf[RT_STORAGE_STATE], g->amp_state->offset, sizeof v,
+                                  error))
         return FALSE;
     state->scale = v[RT_AMP_SCALE];
     state->growth_tracker = (int64_t)v[RT_AMP_TRACKER];

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <robotrain/error.h>
+#include <robotrain/ops.h>
 
 #include "train/amp.h"
 
@@ -43,7 +44,7 @@ static gboolean env_precision(const rt_amp_env *env, rt_precision *p, GError **e
         return TRUE;
     g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                 RT_AMP_ENV "=%s: robotrain trains in no (float32), fp16 or bf16; set one of them "
-                "(robotrain launch --mixed_precision=...) or unset it",
+                           "(robotrain launch --mixed_precision=...) or unset it",
                 env->mixed_precision);
     return FALSE;
 }
@@ -58,7 +59,7 @@ static gboolean init_scale_of(const rt_amp_env *env, double *scale, GError **err
     if (!end || *end || !(v > 0) || isinf((float)v) || !((float)v > 0)) {
         g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                     RT_AMP_INIT_SCALE_ENV "=%s: the initial loss scale must be a positive number that "
-                    "float32 holds (1 to 3.4e38; the default is 65536)",
+                                          "float32 holds (1 to 3.4e38; the default is 65536)",
                     env->init_scale);
         return FALSE;
     }
@@ -124,8 +125,30 @@ static const char *what(rt_precision p)
     }
 }
 
+gboolean rt_train_amp_backend_scales(const rt_backend_i *backend, rt_backend_device *dev)
+{
+    if (!backend->supports_op)
+        return TRUE;
+    /* the nodes rt_graph_add_adamw appends with loss scaling, on small f32 tensors */
+    rt_tensor flat = {.dtype = RT_F32, .ndim = 1, .shape = {256}, .stride = {1}, .batch_axis = -1};
+    rt_tensor state = {.dtype = RT_F64, .ndim = 1, .shape = {4}, .stride = {1}, .batch_axis = -1};
+    rt_tensor step = {.dtype = RT_F64, .ndim = 1, .shape = {1}, .stride = {1}, .batch_axis = -1};
+    rt_tensor hyper = {.dtype = RT_F64, .ndim = 1, .shape = {6}, .stride = {1}, .batch_axis = -1};
+    rt_node nodes[4] = {
+        {.op = RT_OP_AMP_UNSCALE, .n_src = 2, .src = {&flat, &state}},
+        {.op = RT_OP_STEP_INC, .n_src = 2, .src = {&step, &state}},
+        {.op = RT_OP_ADAMW, .n_src = 7, .src = {&flat, &flat, &flat, &flat, &hyper, &step, &state}},
+        {.op = RT_OP_AMP_UPDATE, .n_src = 1, .src = {&state}, .ip = {2000}, .fp = {2, 0.5}},
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(nodes); i++)
+        if (!backend->supports_op(dev, &nodes[i]))
+            return FALSE;
+    return TRUE;
+}
+
 gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_env *env, gboolean on_cuda,
-                              const rt_ckpt_precision *saved, GPtrArray *notes, GError **error)
+                              gboolean backend_scales, const rt_ckpt_precision *saved, GPtrArray *notes,
+                              GError **error)
 {
     memset(amp, 0, sizeof *amp);
     if (!rt_train_amp_check(cfg, env, error))
@@ -139,8 +162,10 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
         env_precision(env, &mode, NULL);
         why = g_strdup_printf(RT_AMP_ENV "=%s", env->mixed_precision);
         if (use_amp != (mode != RT_PRECISION_NO))
-            note(notes, "policy.use_amp=%s (from %s) gives way to " RT_AMP_ENV "=%s", use_amp ? "true" : "false",
-                 rt_config_get_source(cfg, "policy.use_amp") == RT_SOURCE_FILE ? "the config file" : "the default",
+            note(notes, "policy.use_amp=%s (from %s) gives way to " RT_AMP_ENV "=%s",
+                 use_amp ? "true" : "false",
+                 rt_config_get_source(cfg, "policy.use_amp") == RT_SOURCE_FILE ? "the config file"
+                                                                               : "the default",
                  env->mixed_precision);
     } else if (use_amp) {
         /* torch.autocast's default dtype on the device, as LeRobot v0.6.1 autocasts */
@@ -156,18 +181,20 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
             g_free(why);
             why = g_strdup_printf("policy.use_amp=true, as the checkpoint trained");
         } else {
-            note(notes, "the checkpoint trained in %s; this run continues in %s (%s), so it does not continue "
-                 "the run bit for bit", saved_mode == RT_PRECISION_NO ? "float32" : rt_precision_name(saved_mode),
+            note(notes,
+                 "the checkpoint trained in %s; this run continues in %s (%s), so it does not continue "
+                 "the run bit for bit",
+                 saved_mode == RT_PRECISION_NO ? "float32" : rt_precision_name(saved_mode),
                  mode == RT_PRECISION_NO ? "float32" : rt_precision_name(mode),
                  why ? why : "policy.use_amp=false");
         }
     }
-    if (mode == RT_PRECISION_FP16 && on_cuda) {
+    if (mode == RT_PRECISION_FP16 && !backend_scales) {
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
-                    "mixed precision fp16 (%s) on CUDA: the CUDA backend has no dynamic loss scaling kernels "
-                    "yet; use bf16 (" RT_AMP_ENV "=bf16, robotrain launch --mixed_precision=bf16) or "
-                    "--policy.device=cpu",
-                    why);
+                    "mixed precision fp16 (%s) on %s: its backend cannot run dynamic loss scaling (the "
+                    "amp_unscale and amp_update ops) yet; use bf16 (" RT_AMP_ENV "=bf16, robotrain launch "
+                    "--mixed_precision=bf16) or --policy.device=cpu",
+                    why, device);
         return FALSE;
     }
     amp->mode = mode;
@@ -181,7 +208,8 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
             amp->scaler = saved->scaler_config;
             amp->restore = TRUE;
             amp->restored_state = saved->scaler;
-            note(notes, "loss scaler from the checkpoint: scale %g, %" G_GINT64_FORMAT
+            note(notes,
+                 "loss scaler from the checkpoint: scale %g, %" G_GINT64_FORMAT
                  " step(s) since it last changed, %" G_GINT64_FORMAT " step(s) skipped so far",
                  saved->scaler.scale, (gint64)saved->scaler.growth_tracker, (gint64)saved->scaler.skipped);
         } else if (has_saved) {
@@ -192,7 +220,8 @@ gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_en
     if (mode != RT_PRECISION_NO)
         note(notes, "Mixed precision: %s; %s", what(mode), why);
     if (mode == RT_PRECISION_FP16)
-        note(notes, "Loss scaling: initial scale %g, growth factor %g every %" G_GINT64_FORMAT
+        note(notes,
+             "Loss scaling: initial scale %g, growth factor %g every %" G_GINT64_FORMAT
              " steps without overflow, backoff %g; steps whose gradients overflow are skipped",
              amp->restore ? amp->restored_state.scale : amp->scaler.init_scale, amp->scaler.growth_factor,
              (gint64)amp->scaler.growth_interval, amp->scaler.backoff_factor);

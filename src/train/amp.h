@@ -60,22 +60,28 @@ gboolean rt_train_amp_check(const rt_config *cfg, const rt_amp_env *env, GError 
 
 typedef struct rt_train_amp {
     rt_precision mode;
-    gboolean scaling;              /* fp16: dynamic loss scaling */
-    rt_loss_scale_config scaler;   /* its constructor arguments */
-    gboolean restore;              /* continue from restored_state after planning */
+    gboolean scaling;            /* fp16: dynamic loss scaling */
+    rt_loss_scale_config scaler; /* its constructor arguments */
+    gboolean restore;            /* continue from restored_state after planning */
     rt_loss_scale_state restored_state;
-    rt_loss_scale_state state;     /* after the last step */
-    int64_t skipped_at_log;        /* state.skipped at the last log line */
-    char *mixed_precision_name;    /* for checkpoints */
+    rt_loss_scale_state state;  /* after the last step */
+    int64_t skipped_at_log;     /* state.skipped at the last log line */
+    char *mixed_precision_name; /* for checkpoints */
 } rt_train_amp;
 
-/* Decides the precision (see above) for a run on CUDA or the CPU, with saved the checkpoint's
- * precision when resuming (NULL otherwise). Appends what was decided, and why, to notes (log
- * lines, g_free); sets policy.use_amp in cfg to whether mixed precision runs, so that
- * train_config.json records it. Fails on what rt_train_amp_check refuses, and for fp16 on
- * CUDA (its backend has no loss-scaling kernels yet). Clear amp with rt_train_amp_clear. */
+/* Whether backend runs dynamic loss scaling: the amp_unscale and amp_update ops, and step_inc
+ * and adamw with the scaler's state (asked through supports_op with sample nodes). */
+gboolean rt_train_amp_backend_scales(const rt_backend_i *backend, rt_backend_device *dev);
+
+/* Decides the precision (see above) for a run on CUDA or the CPU (on_cuda), whose backend can
+ * or cannot scale losses (rt_train_amp_backend_scales), with saved the checkpoint's precision
+ * when resuming (NULL otherwise). Appends what was decided, and why, to notes (log lines,
+ * g_free); sets policy.use_amp in cfg to whether mixed precision runs, so that
+ * train_config.json records it. Fails on what rt_train_amp_check refuses, and for fp16 when
+ * the backend cannot scale losses (CUDA's, for now). Clear amp with rt_train_amp_clear. */
 gboolean rt_train_amp_resolve(rt_train_amp *amp, rt_config *cfg, const rt_amp_env *env, gboolean on_cuda,
-                              const rt_ckpt_precision *saved, GPtrArray *notes, GError **error);
+                              gboolean backend_scales, const rt_ckpt_precision *saved, GPtrArray *notes,
+                              GError **error);
 void rt_train_amp_clear(rt_train_amp *amp);
 
 /* On a new training graph, before the policy builds it: the compute dtype. */

@@ -491,7 +491,8 @@ static gboolean choose_precision(run *r, GError **error)
     gboolean has_saved = r->ck && rt_checkpoint_get_precision(r->ck, &saved);
     g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func(g_free);
     if (!rt_train_amp_resolve(&r->amp, r->cfg, &env, strcmp(r->device_name, "cpu") != 0,
-                              has_saved ? &saved : NULL, notes, error))
+                              rt_train_amp_backend_scales(r->backend, r->dev), has_saved ? &saved : NULL,
+                              notes, error))
         return FALSE;
     for (guint i = 0; i < notes->len; i++)
         LOG(r, "%s", (const char *)g_ptr_array_index(notes, i));
