@@ -73,3 +73,9 @@ check_PROGRAMS += tests/test-graph-backend
 TESTS += tests/test-graph-backend
 tests_test_graph_backend_SOURCES = tests/test-graph-backend.c tests/graph-test.h
 tests_test_graph_backend_LDADD = $(RT_TEST_LIBS)
+
+
+check_PROGRAMS += tests/test-graph-gradsync
+TESTS += tests/test-graph-gradsync
+tests_test_graph_gradsync_SOURCES = tests/test-graph-gradsync.c tests/graph-test.h
+tests_test_graph_gradsync_LDADD = $(RT_TEST_LIBS)
