@@ -9,6 +9,7 @@ librobotrain_la_SOURCES += \
 	src/train/metrics.h \
 	src/train/stop.c \
 	src/train/train-dist.c \
+	src/train/train-dist-step.c \
 	src/train/train-dist.h \
 	src/train/stop.h \
 	src/train/lr-schedule.h \
