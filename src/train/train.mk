@@ -43,6 +43,8 @@ tests_dp_compare_SOURCES = tests/dp-compare.c
 tests_dp_compare_LDADD = $(RT_TEST_LIBS)
 TESTS += tests/train-dp.sh
 EXTRA_DIST += tests/train-dp.sh
+## bench/bench-dp.sh: 1 vs 2 CPU processes (never run by make check)
+EXTRA_DIST += bench/bench-dp.sh
 
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
