@@ -207,6 +207,13 @@ static gboolean gather_store(rt_train_dist *d, const char *what, const double *v
     g_autofree char *key = g_strdup_printf("train/%s/%" G_GUINT64_FORMAT "/%d", what, round, d->world.rank);
     if (!rt_store_set(d->store, key, values, sizeof(double) * (size_t)n, error))
         return FALSE;
+    if (round > 2) {
+        /* every rank has set its key of the last round, so all have read this rank's key of the
+         * round before: the store stays small over a long run */
+        g_autofree char *old = g_strdup_printf("train/%s/%" G_GUINT64_FORMAT "/%d", what, round - 2, d->world.rank);
+        if (rt_store_delete(d->store, old, error) < 0)
+            return FALSE;
+    }
     for (int r = 0; r < d->world.world_size; r++) {
         g_autofree char *k = g_strdup_printf("train/%s/%" G_GUINT64_FORMAT "/%d", what, round, r);
         GBytes *b = rt_store_get(d->store, k, RT_STORE_DEFAULT_TIMEOUT, error);
