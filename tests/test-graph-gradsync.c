@@ -26,7 +26,8 @@ typedef struct calls {
     uint8_t *base;
 } calls;
 
-static gboolean collective(void *user_data, void *data, size_t count, rt_dtype dtype, void *stream, GError **error)
+static gboolean collective(void *user_data, void *data, size_t count, rt_dtype dtype, void *stream,
+                           GError **error)
 {
     calls *c = user_data;
     if (c->fail) {
@@ -102,8 +103,8 @@ DEF_TEST(buckets)
     size_t expect_end[3] = {end_of(n.p[4]), end_of(n.p[2]), end_of(n.p[0])};
     for (int b = 0; b < 3 && b < c.n; b++) {
         RT_TEST_REPORT(c.offset[b] == expect_begin[b] && c.offset[b] + 4 * c.count[b] == expect_end[b],
-                       "bucket %d covers bytes [%zu, %zu) of the gradients (got [%zu, %zu))", b, expect_begin[b],
-                       expect_end[b], c.offset[b], c.offset[b] + 4 * c.count[b]);
+                       "bucket %d covers bytes [%zu, %zu) of the gradients (got [%zu, %zu))", b,
+                       expect_begin[b], expect_end[b], c.offset[b], c.offset[b] + 4 * c.count[b]);
         if (b > 0)
             OK1(c.offset[b] + 4 * c.count[b] <= c.offset[b - 1], "buckets go from the last parameter back");
     }

@@ -24,9 +24,10 @@ gboolean rt_train_dist_count_weights(rt_train_dist *d, rt_graph *g, const rt_pol
             if (strcmp(rt_batch_layout_field(b->layout, i)->key, mask) == 0)
                 field = i;
         if (field < 0) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "the policy averages a loss over the valid entries of '%s', which the batch does not have",
-                        mask);
+            g_set_error(
+                error, RT_ERROR, RT_ERROR_INVALID_ARG,
+                "the policy averages a loss over the valid entries of '%s', which the batch does not have",
+                mask);
             return FALSE;
         }
         const rt_batch_field *f = rt_batch_layout_field(b->layout, field);
@@ -91,7 +92,8 @@ gboolean rt_train_dist_reduce_metrics(rt_train_dist *d, rt_metrics *m, const rt_
     return TRUE;
 }
 
-char *rt_train_dist_resume_note(const rt_train_dist *d, int64_t saved_batch, int saved_processes, int64_t batch)
+char *rt_train_dist_resume_note(const rt_train_dist *d, int64_t saved_batch, int saved_processes,
+                                int64_t batch)
 {
     int saved_n = MAX(saved_processes, 1), n = rt_train_dist_world(d)->world_size;
     if (saved_batch <= 0 || (saved_batch == batch && saved_n == n))
@@ -99,11 +101,12 @@ char *rt_train_dist_resume_note(const rt_train_dist *d, int64_t saved_batch, int
     if (saved_batch * saved_n == batch * n)
         return g_strdup_printf("the checkpoint was written with --batch_size %" G_GINT64_FORMAT
                                " on %d process(es): the global batch is unchanged (%" G_GINT64_FORMAT
-                               " x %d = %" G_GINT64_FORMAT " x %d), so the data order continues sample for sample",
+                               " x %d = %" G_GINT64_FORMAT
+                               " x %d), so the data order continues sample for sample",
                                (gint64)saved_batch, saved_n, (gint64)saved_batch, saved_n, (gint64)batch, n);
-    return g_strdup_printf("WARNING: the checkpoint's global batch is %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
-                           " and this run's %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
-                           ": the data order does not continue sample for sample",
+    return g_strdup_printf("WARNING: the checkpoint's global batch is %" G_GINT64_FORMAT
+                           " x %d = %" G_GINT64_FORMAT " and this run's %" G_GINT64_FORMAT
+                           " x %d = %" G_GINT64_FORMAT ": the data order does not continue sample for sample",
                            (gint64)saved_batch, saved_n, (gint64)(saved_batch * saved_n), (gint64)batch, n,
                            (gint64)(batch * n));
 }

@@ -47,7 +47,7 @@ void rt_train_dist_free(rt_train_dist *d);
 gboolean rt_train_dist_env_is_main(void);
 
 const rt_world *rt_train_dist_world(const rt_train_dist *d);
-gboolean rt_train_dist_active(const rt_train_dist *d); /* world size > 1 */
+gboolean rt_train_dist_active(const rt_train_dist *d);  /* world size > 1 */
 gboolean rt_train_dist_is_main(const rt_train_dist *d); /* rank 0 */
 /* Whether this rank's log lines are printed (rank 0, or ROBOTRAIN_VERBOSE=1). */
 gboolean rt_train_dist_prints(const rt_train_dist *d);
@@ -92,7 +92,8 @@ gboolean rt_train_dist_reduce_metrics(rt_train_dist *d, rt_metrics *m, const rt_
  * world, or NULL when nothing changed. The sampler's order is a function of the global sample
  * position, so an unchanged global batch continues sample for sample (and so do the random
  * numbers, keyed by global sample); another one gets a WARNING. Returns (transfer full). */
-char *rt_train_dist_resume_note(const rt_train_dist *d, int64_t saved_batch, int saved_processes, int64_t batch);
+char *rt_train_dist_resume_note(const rt_train_dist *d, int64_t saved_batch, int saved_processes,
+                                int64_t batch);
 
 /* One line on the time this rank spent in collectives over `steps` steps (gradient buckets;
  * the small per-step sums), or NULL for a process alone. Returns (transfer full) a string to

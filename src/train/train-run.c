@@ -472,7 +472,7 @@ static gboolean bind_inputs(run *r, GError **error)
         for (int k = 0; k < r->n_inputs && !bound; k++)
             bound = r->input[k] == t;
         for (int k = 0; k < r->losses.n_counts && !bound; k++)
-            bound = r->losses.counts[k].weight == t; /* written by set_count_weights */
+            bound = r->losses.counts[k].weight == t; /* written by rt_train_dist_count_weights */
         if (!bound) {
             g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                         "the policy reads '%s', which the dataset at %s does not have", t->name,
@@ -586,7 +586,7 @@ static gboolean one_step(run *r, GError **error)
         return FALSE;
     int64_t b_capacity = b->capacity;
     gboolean ok = (b->size == b->capacity || complete_batch(r, b, error)) &&
-                rt_train_dist_count_weights(r->dist, r->g, &r->losses, b, error);
+                  rt_train_dist_count_weights(r->dist, r->g, &r->losses, b, error);
     for (int i = 0; ok && i < r->n_inputs; i++) {
         const rt_batch_field *field = rt_batch_layout_field(b->layout, r->input_field[i]);
         ok = rt_graph_write(r->g, r->input[i], rt_batch_field_data(b, r->input_field[i]),
@@ -603,8 +603,7 @@ static gboolean one_step(run *r, GError **error)
     /* random numbers keyed by the global sample index: rank k's first sample is k * batch */
     int64_t sample_offset = (int64_t)rt_train_dist_world(r->dist)->rank * b_capacity;
     if (!rt_graph_set_rng(r->g, r->seed, (uint64_t)r->step, sample_offset, error) ||
-        !rt_graph_compute(r->g, error) ||
-        !rt_graph_read_scalar(r->g, r->losses.loss, &loss, error) ||
+        !rt_graph_compute(r->g, error) || !rt_graph_read_scalar(r->g, r->losses.loss, &loss, error) ||
         (r->grad_norm && !rt_graph_read_scalar(r->g, r->grad_norm, &grad_norm, error)))
         return FALSE;
     double sub[RT_POLICY_MAX_LOSSES];
@@ -631,7 +630,8 @@ static gboolean log_step(run *r, GError **error)
     rt_metrics_finish_window(r->metrics);
     g_autofree char *line = rt_metrics_format_line(r->metrics);
     LOG(r, "%s", line);
-    gboolean ok = !r->mlog || rt_metrics_log_write(r->mlog, r->metrics, (double)g_get_real_time() / 1e6, error);
+    gboolean ok =
+        !r->mlog || rt_metrics_log_write(r->mlog, r->metrics, (double)g_get_real_time() / 1e6, error);
     rt_metrics_reset(r->metrics);
     return ok;
 }
@@ -659,7 +659,8 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
             !save_checkpoint(r, error))
             return FALSE;
     }
-    if (!result->stop_signal && !rt_train_dist_active(r->dist) && rt_train_stop_requested() && r->step < r->total)
+    if (!result->stop_signal && !rt_train_dist_active(r->dist) && rt_train_stop_requested() &&
+        r->step < r->total)
         result->stop_signal = rt_train_stop_requested();
     if (result->stop_signal) {
         LOG(r, "Stopped by %s at step %" G_GINT64_FORMAT,
@@ -722,9 +723,9 @@ static gboolean prepare(run *r, GError **error)
                 "--seed %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GUINT64_FORMAT
                 ": data order and random numbers do not continue the run's",
                 rt_config_get_int(r->cfg, "seed"), saved_seed);
-        g_autofree char *note =
-            rt_train_dist_resume_note(r->dist, rt_checkpoint_batch_size(r->ck), rt_checkpoint_num_processes(r->ck),
-                                      rt_config_get_int(r->cfg, "batch_size"));
+        g_autofree char *note = rt_train_dist_resume_note(r->dist, rt_checkpoint_batch_size(r->ck),
+                                                          rt_checkpoint_num_processes(r->ck),
+                                                          rt_config_get_int(r->cfg, "batch_size"));
         if (note)
             LOG(r, "%s", note);
     }
@@ -752,8 +753,8 @@ static gboolean prepare(run *r, GError **error)
     const char *output_dir = rt_config_get_string(r->cfg, "output_dir");
     if (rt_train_dist_is_main(r->dist) && !(r->mlog = rt_metrics_log_open(output_dir, error)))
         return FALSE;
-    r->metrics = rt_metrics_new(rt_config_get_int(r->cfg, "batch_size"), rt_train_dist_world(r->dist)->world_size,
-                                rt_dataset_num_frames(r->ds),
+    r->metrics = rt_metrics_new(rt_config_get_int(r->cfg, "batch_size"),
+                                rt_train_dist_world(r->dist)->world_size, rt_dataset_num_frames(r->ds),
                                 rt_dataset_num_selected_episodes(r->ds), r->start, FALSE);
     return TRUE;
 }
@@ -775,8 +776,11 @@ static void log_start(run *r)
     int world = rt_train_dist_world(r->dist)->world_size;
     if (world > 1) {
         const rt_world *w = rt_train_dist_world(r->dist);
-        LOG(r, "Data parallel: %d processes on %d machine(s), gradients averaged in %d bucket(s) of up to %.0f MiB",
-            world, w->n_nodes, rt_graph_n_grad_buckets(r->g), rt_train_dist_bucket_bytes(r->dist) / 1048576.0);
+        LOG(r,
+            "Data parallel: %d processes on %d machine(s), gradients averaged in %d bucket(s) of about %.0f "
+            "MiB",
+            world, w->n_nodes, rt_graph_n_grad_buckets(r->g),
+            rt_train_dist_bucket_bytes(r->dist) / 1048576.0);
     }
     LOG(r, "Effective batch size: %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT, (gint64)batch, world,
         (gint64)batch * world);
