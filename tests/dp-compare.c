@@ -2,9 +2,9 @@
  * (names, dtypes, shapes) with values within |a - b| <= ATOL + RTOL * |b| + STOL * max|b| (max
  * over the tensor; defaults 1e-4, 1e-6, 0), read with the project's safetensors reader. STOL
  * serves sums of rounding noise, such as AdamW moments of gradients that are mathematically
- * zero (an attention key bias): they are tiny next to the tensor's other values. Prints the largest differences; exits 0 when they agree, 1
- * when they do not, 2 on a usage or read error. The data-parallel tests (train-dp.sh) compare
- * checkpoints of runs with different numbers of processes with it. */
+ * zero (an attention key bias): they are tiny next to the tensor's other values. Prints the largest
+ * differences; exits 0 when they agree, 1 when they do not, 2 on a usage or read error. The data-parallel
+ * tests (train-dp.sh) compare checkpoints of runs with different numbers of processes with it. */
 #include "config.h"
 
 #include <math.h>
@@ -51,7 +51,8 @@ int main(int argc, char **argv)
             status = 1;
             continue;
         }
-        if (ta->dtype != RT_ST_F32 && ta->dtype != RT_ST_F64 && ta->dtype != RT_ST_F16 && ta->dtype != RT_ST_BF16) {
+        if (ta->dtype != RT_ST_F32 && ta->dtype != RT_ST_F64 && ta->dtype != RT_ST_F16 &&
+            ta->dtype != RT_ST_BF16) {
             if (ta->n_bytes != tb->n_bytes || memcmp(ta->data, tb->data, ta->n_bytes) != 0) {
                 printf("%s: the %s values differ\n", ta->name, rt_st_dtype_name(ta->dtype));
                 status = 1;
@@ -60,7 +61,8 @@ int main(int argc, char **argv)
         }
         size_t m = (size_t)ta->n_elements;
         float *va = g_new(float, m ? m : 1), *vb = g_new(float, m ? m : 1);
-        if (!rt_safetensors_copy_f32(a, ta, va, m, &error) || !rt_safetensors_copy_f32(b, tb, vb, m, &error)) {
+        if (!rt_safetensors_copy_f32(a, ta, va, m, &error) ||
+            !rt_safetensors_copy_f32(b, tb, vb, m, &error)) {
             fprintf(stderr, "dp-compare: %s\n", error->message);
             g_clear_error(&error);
             status = 2;

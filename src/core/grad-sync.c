@@ -108,8 +108,7 @@ void rt_graph_set_collective(rt_graph *g, rt_graph_collective_fn fn, void *user_
     g->collective_data = user_data;
 }
 
-gboolean rt_graph_run_collective(rt_graph *g, const rt_node *node, void *data, void *stream,
-                                 GError **error)
+gboolean rt_graph_run_collective(rt_graph *g, const rt_node *node, void *data, void *stream, GError **error)
 {
     if (!g->collective)
         return TRUE;

@@ -81,3 +81,8 @@ check_PROGRAMS += tests/test-loss-scale
 TESTS += tests/test-loss-scale
 tests_test_loss_scale_SOURCES = tests/test-loss-scale.c tests/graph-test.h
 tests_test_loss_scale_LDADD = $(RT_TEST_LIBS)
+
+check_PROGRAMS += tests/test-graph-gradsync
+TESTS += tests/test-graph-gradsync
+tests_test_graph_gradsync_SOURCES = tests/test-graph-gradsync.c tests/graph-test.h
+tests_test_graph_gradsync_LDADD = $(RT_TEST_LIBS)

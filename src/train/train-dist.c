@@ -111,13 +111,15 @@ int rt_train_dist_cuda_index(const rt_train_dist *d, int given)
     return rt_train_dist_active(d) ? d->world.local_rank : 0;
 }
 
-gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, int cuda_device, GError **error)
+gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, int cuda_device,
+                               GError **error)
 {
     if (!rt_train_dist_active(d) || d->comm)
         return TRUE;
     d->store = rt_store_open(&d->world, d->timeout_ms, error);
     if (!d->store) {
-        g_prefix_error(error, "rank %d of %d: joining the run's rendezvous store (ROBOTRAIN_DDP_TIMEOUT=%gs): ",
+        g_prefix_error(error,
+                       "rank %d of %d: joining the run's rendezvous store (ROBOTRAIN_DDP_TIMEOUT=%gs): ",
                        d->world.rank, d->world.world_size, d->timeout_ms / 1000.0);
         return FALSE;
     }
@@ -137,9 +139,15 @@ gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, i
 static gboolean comm_dtype(rt_dtype dtype, rt_comm_dtype *out, GError **error)
 {
     switch (dtype) {
-    case RT_F32: *out = RT_COMM_F32; return TRUE;
-    case RT_BF16: *out = RT_COMM_BF16; return TRUE;
-    case RT_F16: *out = RT_COMM_F16; return TRUE;
+    case RT_F32:
+        *out = RT_COMM_F32;
+        return TRUE;
+    case RT_BF16:
+        *out = RT_COMM_BF16;
+        return TRUE;
+    case RT_F16:
+        *out = RT_COMM_F16;
+        return TRUE;
     default:
         g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
                     "gradients of dtype %s cannot be averaged across processes (f32, bf16 or f16 only)",
@@ -207,6 +215,14 @@ static gboolean gather_store(rt_train_dist *d, const char *what, const double *v
     g_autofree char *key = g_strdup_printf("train/%s/%" G_GUINT64_FORMAT "/%d", what, round, d->world.rank);
     if (!rt_store_set(d->store, key, values, sizeof(double) * (size_t)n, error))
         return FALSE;
+    if (round > 2) {
+        /* every rank has set its key of the last round, so all have read this rank's key of the
+         * round before: the store stays small over a long run */
+        g_autofree char *old =
+            g_strdup_printf("train/%s/%" G_GUINT64_FORMAT "/%d", what, round - 2, d->world.rank);
+        if (rt_store_delete(d->store, old, error) < 0)
+            return FALSE;
+    }
     for (int r = 0; r < d->world.world_size; r++) {
         g_autofree char *k = g_strdup_printf("train/%s/%" G_GUINT64_FORMAT "/%d", what, round, r);
         GBytes *b = rt_store_get(d->store, k, RT_STORE_DEFAULT_TIMEOUT, error);
@@ -250,7 +266,7 @@ static gboolean sum(rt_train_dist *d, double *values, int n, GError **error)
         g_free(f);
         return ok;
     }
-    double *rows = g_new(double, (size_t)n * (size_t)d->world.world_size);
+    double *rows = g_new(double, (size_t)n *(size_t)d->world.world_size);
     gboolean ok = gather_store(d, "sum", values, n, rows, error);
     for (int i = 0; ok && i < n; i++) {
         values[i] = 0;
@@ -267,7 +283,7 @@ gboolean rt_train_dist_reduce_log(rt_train_dist *d, double *mean, int n_mean, do
     if (!rt_train_dist_active(d))
         return TRUE;
     int n = n_mean + n_max, N = d->world.world_size;
-    double *mine = g_new(double, n), *rows = g_new(double, (size_t)n * (size_t)N);
+    double *mine = g_new(double, n), *rows = g_new(double, (size_t)n *(size_t)N);
     memcpy(mine, mean, sizeof(double) * (size_t)n_mean);
     memcpy(mine + n_mean, max, sizeof(double) * (size_t)n_max);
     gboolean ok = TRUE;

@@ -26,7 +26,11 @@
 
 #include <robotrain/graph.h>
 #include <robotrain/plugin-loader.h>
+#include <robotrain/policy.h>
 #include <robotrain/world.h>
+
+#include "data/loader.h"
+#include "train/metrics.h"
 
 G_BEGIN_DECLS
 
@@ -43,7 +47,7 @@ void rt_train_dist_free(rt_train_dist *d);
 gboolean rt_train_dist_env_is_main(void);
 
 const rt_world *rt_train_dist_world(const rt_train_dist *d);
-gboolean rt_train_dist_active(const rt_train_dist *d); /* world size > 1 */
+gboolean rt_train_dist_active(const rt_train_dist *d);  /* world size > 1 */
 gboolean rt_train_dist_is_main(const rt_train_dist *d); /* rank 0 */
 /* Whether this rank's log lines are printed (rank 0, or ROBOTRAIN_VERBOSE=1). */
 gboolean rt_train_dist_prints(const rt_train_dist *d);
@@ -70,6 +74,26 @@ gboolean rt_train_dist_sum(rt_train_dist *d, double *values, int n, GError **err
 gboolean rt_train_dist_reduce_log(rt_train_dist *d, double *mean, int n_mean, double *max, int n_max,
                                   GError **error);
 gboolean rt_train_dist_barrier(rt_train_dist *d, GError **error);
+
+/* ---- the trainer's steps (train-dist-step.c); each does nothing for a process alone */
+
+/* Writes the weight inputs of losses->counts for batch b: this rank's count of valid entries
+ * (FALSE in the mask field) and the sum over the ranks, weight = max(1, own) x N / max(1, sum). */
+gboolean rt_train_dist_count_weights(rt_train_dist *d, rt_graph *g, const rt_policy_losses *losses,
+                                     const rt_batch *b, GError **error);
+/* *sig: the stop signal every rank acts on (SIGINT or SIGTERM when any rank got one, else 0);
+ * for a process alone its own rt_train_stop_requested(). */
+gboolean rt_train_dist_agree_on_stop(rt_train_dist *d, int *sig, GError **error);
+/* Before a log line: the window's loss and sub-losses averaged over the ranks, update_s and
+ * dataloading_s their maximum (LeRobot v0.6); grad_norm and lr are the same on every rank. */
+gboolean rt_train_dist_reduce_metrics(rt_train_dist *d, rt_metrics *m, const rt_policy_losses *losses,
+                                      GError **error);
+/* What to log when a checkpoint of saved_batch x saved_processes resumes with batch x this
+ * world, or NULL when nothing changed. The sampler's order is a function of the global sample
+ * position, so an unchanged global batch continues sample for sample (and so do the random
+ * numbers, keyed by global sample); another one gets a WARNING. Returns (transfer full). */
+char *rt_train_dist_resume_note(const rt_train_dist *d, int64_t saved_batch, int saved_processes,
+                                int64_t batch);
 
 /* One line on the time this rank spent in collectives over `steps` steps (gradient buckets;
  * the small per-step sums), or NULL for a process alone. Returns (transfer full) a string to

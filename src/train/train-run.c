@@ -470,7 +470,7 @@ static gboolean bind_inputs(run *r, GError **error)
         for (int k = 0; k < r->n_inputs && !bound; k++)
             bound = r->input[k] == t;
         for (int k = 0; k < r->losses.n_counts && !bound; k++)
-            bound = r->losses.counts[k].weight == t; /* written by set_count_weights */
+            bound = r->losses.counts[k].weight == t; /* written by rt_train_dist_count_weights */
         if (!bound) {
             g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
                         "the policy reads '%s', which the dataset at %s does not have", t->name,
@@ -530,115 +530,6 @@ static gboolean load_weights(run *r, GError **error)
         return rt_checkpoint_load_model(pretrained, r->g, error);
     }
     return rt_policy_init_weights(r->policy, r->g, error);
-}
-
-/* ---------------------------------------------------------------- data parallel */
-
-/* The weights of count-averaged losses (RT_POLICY_BUILD_GLOBAL_COUNTS): this batch's count of
- * valid entries, summed over the ranks, so each rank's loss is its share of the whole batch's. */
-static gboolean set_count_weights(run *r, const rt_batch *b, GError **error)
-{
-    int n = r->losses.n_counts;
-    if (n == 0)
-        return TRUE;
-    double local[RT_POLICY_MAX_LOSSES], global[RT_POLICY_MAX_LOSSES];
-    for (int k = 0; k < n; k++) {
-        const char *mask = r->losses.counts[k].mask;
-        int field = -1;
-        for (int i = 0; i < rt_batch_layout_num_fields(b->layout) && field < 0; i++)
-            if (strcmp(rt_batch_layout_field(b->layout, i)->key, mask) == 0)
-                field = i;
-        if (field < 0) {
-            g_set_error(error, RT_ERROR, RT_ERROR_INVALID_ARG,
-                        "the policy averages a loss over the valid entries of '%s', which the batch does not have",
-                        mask);
-            return FALSE;
-        }
-        const rt_batch_field *f = rt_batch_layout_field(b->layout, field);
-        const uint8_t *pad = rt_batch_field_data(b, field);
-        int64_t entries = b->capacity * f->numel, valid = 0;
-        for (int64_t i = 0; i < entries; i++)
-            valid += pad[i] == 0;
-        local[k] = global[k] = (double)(valid * r->losses.counts[k].per_entry);
-    }
-    if (!rt_train_dist_sum(r->dist, global, n, error))
-        return FALSE;
-    int world = rt_train_dist_world(r->dist)->world_size;
-    for (int k = 0; k < n; k++) {
-        rt_tensor *w = r->losses.counts[k].weight;
-        double v = MAX(1.0, local[k]) * world / MAX(1.0, global[k]);
-        float f = (float)v;
-        gboolean ok = w->dtype == RT_F64 ? rt_graph_write(r->g, w, &v, sizeof v, error)
-                                         : rt_graph_write(r->g, w, &f, sizeof f, error);
-        if (!ok)
-            return FALSE;
-    }
-    return TRUE;
-}
-
-/* Every rank stops at the same step: a signal any of them got stops all of them. */
-static gboolean agree_on_stop(run *r, int *sig, GError **error)
-{
-    *sig = rt_train_stop_requested();
-    if (!rt_train_dist_active(r->dist))
-        return TRUE;
-    double v[2] = {*sig == SIGINT, *sig == SIGTERM};
-    if (!rt_train_dist_sum(r->dist, v, 2, error))
-        return FALSE;
-    *sig = v[0] > 0 ? SIGINT : v[1] > 0 ? SIGTERM : 0;
-    return TRUE;
-}
-
-/* The window's loss and sub-losses averaged over the ranks, its timings their maximum
- * (LeRobot v0.6); grad_norm and lr are the same on every rank. */
-static gboolean reduce_metrics(run *r, GError **error)
-{
-    if (!rt_train_dist_active(r->dist))
-        return TRUE;
-    const char *mean_keys[1 + RT_POLICY_MAX_LOSSES] = {"loss"};
-    static const char *max_keys[2] = {"update_s", "dataloading_s"};
-    int n_mean = 1;
-    for (int i = 0; i < r->losses.n; i++)
-        mean_keys[n_mean++] = r->losses.names[i];
-    double mean[1 + RT_POLICY_MAX_LOSSES], max[2];
-    for (int i = 0; i < n_mean; i++) {
-        const rt_meter *m = rt_metrics_meter(r->metrics, mean_keys[i]);
-        mean[i] = m ? m->avg : 0;
-    }
-    for (int i = 0; i < 2; i++) {
-        const rt_meter *m = rt_metrics_meter(r->metrics, max_keys[i]);
-        max[i] = m ? m->avg : 0;
-    }
-    if (!rt_train_dist_reduce_log(r->dist, mean, n_mean, max, 2, error))
-        return FALSE;
-    for (int i = 0; i < n_mean; i++)
-        rt_metrics_set_average(r->metrics, mean_keys[i], mean[i]);
-    for (int i = 0; i < 2; i++)
-        rt_metrics_set_average(r->metrics, max_keys[i], max[i]);
-    return TRUE;
-}
-
-/* Resuming with another batch size or number of processes. The sampler's order is a function of
- * the global sample position (step x batch x processes), so the data continues sample for sample
- * when the global batch is unchanged, and so do the random numbers (keyed by global sample). */
-static void warn_batch_change(run *r)
-{
-    int64_t saved_batch = rt_checkpoint_batch_size(r->ck), batch = rt_config_get_int(r->cfg, "batch_size");
-    int saved_n = MAX(rt_checkpoint_num_processes(r->ck), 1), n = rt_train_dist_world(r->dist)->world_size;
-    if (saved_batch <= 0 || (saved_batch == batch && saved_n == n))
-        return;
-    if (saved_batch * saved_n == batch * n)
-        LOG(r,
-            "the checkpoint was written with --batch_size %" G_GINT64_FORMAT " on %d process(es): the global batch "
-            "is unchanged (%" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT " x %d), so the data order continues sample "
-            "for sample",
-            (gint64)saved_batch, saved_n, (gint64)saved_batch, saved_n, (gint64)batch, n);
-    else
-        LOG(r,
-            "WARNING: the checkpoint's global batch is %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
-            " and this run's %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT
-            ": the data order does not continue sample for sample",
-            (gint64)saved_batch, saved_n, (gint64)(saved_batch * saved_n), (gint64)batch, n, (gint64)(batch * n));
 }
 
 /* ---------------------------------------------------------------- steps */
@@ -721,7 +612,8 @@ static gboolean one_step(run *r, GError **error)
     if (!b)
         return FALSE;
     int64_t b_capacity = b->capacity;
-    gboolean ok = (b->size == b->capacity || complete_batch(r, b, error)) && set_count_weights(r, b, error);
+    gboolean ok = (b->size == b->capacity || complete_batch(r, b, error)) &&
+                  rt_train_dist_count_weights(r->dist, r->g, &r->losses, b, error);
     for (int i = 0; ok && i < r->n_inputs; i++) {
         const rt_batch_field *field = rt_batch_layout_field(b->layout, r->input_field[i]);
         ok = rt_graph_write(r->g, r->input[i], rt_batch_field_data(b, r->input_field[i]),
@@ -762,7 +654,7 @@ static gboolean one_step(run *r, GError **error)
 
 static gboolean log_step(run *r, GError **error)
 {
-    if (!reduce_metrics(r, error))
+    if (!rt_train_dist_reduce_metrics(r->dist, r->metrics, &r->losses, error))
         return FALSE;
     rt_train_amp_log(&r->amp, r->metrics);
     rt_metrics_finish_window(r->metrics);
@@ -784,7 +676,7 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
     gboolean save = rt_config_get_bool(r->cfg, "save_checkpoint");
     while (r->step < r->total) {
         int sig = 0;
-        if (!agree_on_stop(r, &sig, error))
+        if (!rt_train_dist_agree_on_stop(r->dist, &sig, error))
             return FALSE;
         if (sig) {
             result->stop_signal = sig;
@@ -800,7 +692,8 @@ static gboolean loop(run *r, rt_train_result *result, GError **error)
             !save_checkpoint(r, error))
             return FALSE;
     }
-    if (!result->stop_signal && !rt_train_dist_active(r->dist) && rt_train_stop_requested() && r->step < r->total)
+    if (!result->stop_signal && !rt_train_dist_active(r->dist) && rt_train_stop_requested() &&
+        r->step < r->total)
         result->stop_signal = rt_train_stop_requested();
     if (result->stop_signal) {
         LOG(r, "Stopped by %s at step %" G_GINT64_FORMAT,
@@ -865,7 +758,11 @@ static gboolean prepare(run *r, GError **error)
                 "--seed %" G_GINT64_FORMAT " differs from the checkpoint's %" G_GUINT64_FORMAT
                 ": data order and random numbers do not continue the run's",
                 rt_config_get_int(r->cfg, "seed"), saved_seed);
-        warn_batch_change(r);
+        g_autofree char *note = rt_train_dist_resume_note(r->dist, rt_checkpoint_batch_size(r->ck),
+                                                          rt_checkpoint_num_processes(r->ck),
+                                                          rt_config_get_int(r->cfg, "batch_size"));
+        if (note)
+            LOG(r, "%s", note);
     }
     r->step = r->start;
     if (rt_config_is_null(r->cfg, "seed")) {
@@ -920,8 +817,11 @@ static void log_start(run *r)
     int world = rt_train_dist_world(r->dist)->world_size;
     if (world > 1) {
         const rt_world *w = rt_train_dist_world(r->dist);
-        LOG(r, "Data parallel: %d processes on %d machine(s), gradients averaged in %d bucket(s) of up to %.0f MiB",
-            world, w->n_nodes, rt_graph_n_grad_buckets(r->g), rt_train_dist_bucket_bytes(r->dist) / 1048576.0);
+        LOG(r,
+            "Data parallel: %d processes on %d machine(s), gradients averaged in %d bucket(s) of about %.0f "
+            "MiB",
+            world, w->n_nodes, rt_graph_n_grad_buckets(r->g),
+            rt_train_dist_bucket_bytes(r->dist) / 1048576.0);
     }
     LOG(r, "Effective batch size: %" G_GINT64_FORMAT " x %d = %" G_GINT64_FORMAT, (gint64)batch, world,
         (gint64)batch * world);

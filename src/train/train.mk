@@ -11,6 +11,7 @@ librobotrain_la_SOURCES += \
 	src/train/metrics.h \
 	src/train/stop.c \
 	src/train/train-dist.c \
+	src/train/train-dist-step.c \
 	src/train/train-dist.h \
 	src/train/stop.h \
 	src/train/lr-schedule.h \
@@ -55,6 +56,8 @@ tests_dp_compare_SOURCES = tests/dp-compare.c
 tests_dp_compare_LDADD = $(RT_TEST_LIBS)
 TESTS += tests/train-dp.sh
 EXTRA_DIST += tests/train-dp.sh
+## bench/bench-dp.sh: 1 vs 2 CPU processes (never run by make check)
+EXTRA_DIST += bench/bench-dp.sh
 
 RT_MAN_PODS += man/robotrain-train.pod
 dist_man_MANS += man/robotrain-train.1
