@@ -16,7 +16,7 @@ small="--policy.type=act --policy.pretrained_backbone_weights=null --policy.dim_
   --policy.n_action_steps=5 --policy.latent_dim=4 --policy.device=cpu --batch_size=2 --num_workers=0"
 # nothing of the caller's environment may send us to the real services
 unset HF_HUB_OFFLINE TRANSFORMERS_OFFLINE HF_TOKEN HUGGING_FACE_HUB_TOKEN HF_HUB_CACHE HUGGINGFACE_HUB_CACHE \
-  HF_LEROBOT_HOME WANDB_MODE WANDB_PROJECT WANDB_ENTITY WANDB_RUN_ID RANK
+  HF_LEROBOT_HOME WANDB_MODE WANDB_PROJECT WANDB_ENTITY WANDB_RUN_ID RANK WORLD_SIZE
 export HF_HOME="$T/hf" HF_TOKEN=hf_test_token NETRC="$T/no-netrc"
 SHA=1111111111111111111111111111111111111111
 
@@ -251,13 +251,29 @@ if command -v script >/dev/null 2>&1; then
 else
   tap_result 0 "# SKIP no script(1) to give the download a terminal"
 fi
+# Two processes through the real launcher, into an empty cache: rank 0 downloads while rank 1
+# waits, both train on the same snapshot, and only rank 0 pushes: each file is fetched once and
+# one commit is made.
 n_requests=$(wc -l <"$T/hub.log")
 # shellcheck disable=SC2086
-RANK=1 ok_run "rank 1: trains on the dataset rank 0 downloaded" "$R" train --dataset.repo_id=lerobot-test/tiny \
-  $small --policy.repo_id=user/act-rank1 --steps=1 "--output_dir=$T/rank1"
-contains "rank 1: the cached snapshot" "$T/out" "Dataset lerobot-test/tiny: $snap"
-[ "$(wc -l <"$T/hub.log")" -eq "$n_requests" ]
-tap_result $? "rank 1: not one request to the Hub (no download, no push)"
+HF_HOME="$T/hf-dp" ok_run "2 processes: rank 0 downloads, both train, rank 0 pushes" "$R" launch --cpu \
+  --num_processes=2 --num_cpu_threads_per_process=1 -- "$R" train --dataset.repo_id=lerobot-test/tiny $small \
+  --policy.repo_id=user/act-dp --steps=2 "--output_dir=$T/dp"
+contains "2 processes: the effective batch" "$T/out" "Effective batch size: 2 x 2 = 4"
+contains "2 processes: the cached snapshot" "$T/out" \
+  "Dataset lerobot-test/tiny: $T/hf-dp/lerobot/hub/datasets--lerobot-test--tiny/snapshots/$SHA"
+tail -n +"$((n_requests + 1))" "$T/hub.log" >"$T/hub-dp.log"
+python3 - "$T/hub-dp.log" <<'EOF'
+import collections, json, sys
+entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+gets = collections.Counter(e["path"] for e in entries if e["method"] == "GET" and "/resolve/" in e["path"])
+commits = [e for e in entries if "/commit/" in e["path"]]
+twice = [p for p, n in gets.items() if n > 1]
+if not gets or twice or len(commits) != 1:
+    print("# %d files fetched, twice: %r; %d commits" % (len(gets), twice, len(commits)))
+    sys.exit(1)
+EOF
+tap_result $? "2 processes: every file fetched once (by rank 0), one commit (rank 0's push)"
 
 # ---- offline: the server stopped, HF_HUB_OFFLINE=1
 kill "$hub_pid"
@@ -359,12 +375,18 @@ WANDB_API_KEY=wrong fail_run 1 "W&B: a refused key stops the run before it start
   --dataset.repo_id=lerobot-test/tiny "--dataset.root=$data" $small --policy.push_to_hub=false --steps=1 \
   --wandb.enable=true "--output_dir=$T/w3"
 contains "refused key: says what to do" "$T/err" "WANDB_API_KEY"
-# a process that is not rank 0 logs nothing (a two-process run's other rank)
+# a two-process run through the real launcher: one W&B run, every line once, from rank 0 only
 before=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["runs"]))' "$T/wb.state")
-RANK=1 wtrain "rank 1 with --wandb.enable=true trains without a run" "$T/w4" --steps=1
+# shellcheck disable=SC2086
+ok_run "2 processes with --wandb.enable=true" "$R" launch --cpu --num_processes=2 \
+  --num_cpu_threads_per_process=1 -- "$R" train --dataset.repo_id=lerobot-test/tiny "--dataset.root=$data" \
+  $small --policy.push_to_hub=false --log_freq=1 --wandb.enable=true --wandb.project=proj --wandb.notes=hello \
+  --steps=3 "--output_dir=$T/w4"
 after=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["runs"]))' "$T/wb.state")
-[ "$before" = "$after" ] && [ ! -d "$T/w4/wandb" ]
-tap_result $? "rank 1: no W&B run, no run folder"
+[ "$after" -eq $((before + 1)) ]
+tap_result $? "2 processes: one W&B run ($before runs before, $after after)"
+check_run "$T/w4" 3
+tap_result $? "2 processes: W&B has every metric line once, the ranks' averages of metrics.jsonl"
 kill "$wb_pid"
 echo "1..$tap_n"
 exit $tap_failed

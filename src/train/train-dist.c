@@ -111,10 +111,9 @@ int rt_train_dist_cuda_index(const rt_train_dist *d, int given)
     return rt_train_dist_active(d) ? d->world.local_rank : 0;
 }
 
-gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, int cuda_device,
-                               GError **error)
+gboolean rt_train_dist_join(rt_train_dist *d, GError **error)
 {
-    if (!rt_train_dist_active(d) || d->comm)
+    if (!rt_train_dist_active(d) || d->store)
         return TRUE;
     d->store = rt_store_open(&d->world, d->timeout_ms, error);
     if (!d->store) {
@@ -123,6 +122,70 @@ gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, i
                        d->world.rank, d->world.world_size, d->timeout_ms / 1000.0);
         return FALSE;
     }
+    return TRUE;
+}
+
+gboolean rt_train_dist_share_u64(rt_train_dist *d, const char *name, uint64_t *value, GError **error)
+{
+    if (!rt_train_dist_active(d))
+        return TRUE;
+    if (!rt_train_dist_join(d, error))
+        return FALSE;
+    g_autofree char *key = g_strdup_printf("train/share/%s", name);
+    if (d->world.rank == 0)
+        return rt_store_set(d->store, key, value, sizeof *value, error);
+    GBytes *b = rt_store_get(d->store, key, RT_STORE_DEFAULT_TIMEOUT, error);
+    if (!b)
+        return FALSE;
+    gsize n = 0;
+    const void *data = g_bytes_get_data(b, &n);
+    gboolean ok = n == sizeof *value;
+    if (ok)
+        memcpy(value, data, sizeof *value);
+    else
+        g_set_error(error, RT_ERROR, RT_ERROR_FORMAT, "rank %d: the store's %s holds %zu bytes, not 8",
+                    d->world.rank, key, (size_t)n);
+    g_bytes_unref(b);
+    return ok;
+}
+
+/* The value is "1" when rank 0 succeeded, "0" when it failed. */
+gboolean rt_train_dist_wait_main(void *user_data, gboolean main_ok, GError **error)
+{
+    rt_train_dist *d = user_data;
+    if (!rt_train_dist_active(d))
+        return TRUE;
+    if (!rt_train_dist_join(d, error))
+        return FALSE;
+    static guint64 round; /* the same sequence on every rank */
+    round++;
+    g_autofree char *key = g_strdup_printf("train/main-done/%" G_GUINT64_FORMAT, round);
+    if (d->world.rank == 0) {
+        const char *text = main_ok ? "1" : "0";
+        return rt_store_set(d->store, key, text, strlen(text), error);
+    }
+    GBytes *b = rt_store_get(d->store, key, RT_STORE_DEFAULT_TIMEOUT, error);
+    if (!b) {
+        g_prefix_error(error, "rank %d: waiting for rank 0: ", d->world.rank);
+        return FALSE;
+    }
+    gsize n = 0;
+    const char *text = g_bytes_get_data(b, &n);
+    gboolean ok = n >= 1 && text[0] == '1';
+    if (!ok)
+        g_set_error(error, RT_ERROR, RT_ERROR_IO,
+                    "rank %d: rank 0 failed at the step the others wait for (its log says why)", d->world.rank);
+    g_bytes_unref(b);
+    return ok;
+}
+
+gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, int cuda_device,
+                               GError **error)
+{
+    if (!rt_train_dist_active(d) || d->comm)
+        return TRUE;
+    if (!rt_train_dist_join(d, error))
+        return FALSE;
     rt_comm_config config = RT_COMM_CONFIG_INIT;
     config.device = cuda_device;
     config.timeout_ms = d->timeout_ms;

@@ -58,6 +58,20 @@ size_t rt_train_dist_bucket_bytes(const rt_train_dist *d);
  * the flag names one. */
 int rt_train_dist_cuda_index(const rt_train_dist *d, int given);
 
+/* Joins the run's rendezvous store (rank 0 of a launch hosts it or connects to the launcher's),
+ * once; nothing for a process alone. Errors name the store's address and the timeout. */
+gboolean rt_train_dist_join(rt_train_dist *d, GError **error);
+
+/* Gives every rank rank 0's *value (the others' is replaced), through the store under name
+ * (one use per name and run): a random seed drawn by rank 0. */
+gboolean rt_train_dist_share_u64(rt_train_dist *d, const char *name, uint64_t *value, GError **error);
+
+/* A barrier where rank 0 goes first (train-hub.h's rt_train_wait_func; user_data is the
+ * rt_train_dist): rank 0 posts main_ok and goes on; the others wait for it (up to
+ * ROBOTRAIN_DDP_TIMEOUT) and fail when rank 0 did. Every rank calls it the same number of
+ * times. */
+gboolean rt_train_dist_wait_main(void *user_data, gboolean main_ok, GError **error);
+
 /* Joins the store and the communicator for buffers on cuda_device (-1: host memory). Nothing
  * for a process alone. Errors name the store's address, the module and the timeout. */
 gboolean rt_train_dist_connect(rt_train_dist *d, rt_plugin_registry *registry, int cuda_device,

@@ -7,15 +7,17 @@
 #include <json-glib/json-glib.h>
 
 #include <robotrain/error.h>
+#include <robotrain/world.h>
 
 #include "data/dataset-private.h" /* the episodes' file indices, to download only their files */
+
 #include "train/train-hub.h"
 #include "train/train-run.h"
 
 gboolean rt_train_is_main_process(void)
 {
-    const char *rank = g_getenv("RANK");
-    return !rank || !*rank || g_ascii_strtoll(rank, NULL, 10) == 0;
+    rt_world world; /* RANK, OMPI_COMM_WORLD_RANK or SLURM_PROCID; unreadable: a process alone */
+    return !rt_world_from_env(&world, NULL) || world.rank == 0;
 }
 
 static gboolean has_info(const char *folder)

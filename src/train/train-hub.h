@@ -24,7 +24,8 @@ G_BEGIN_DECLS
  * and get rank 0's main_ok back: FALSE (with error set) stops them too. */
 typedef gboolean (*rt_train_wait_func)(void *user_data, gboolean main_ok, GError **error);
 
-/* TRUE in the main process: RANK is unset, empty or 0 (robotrain launch and torchrun set it). */
+/* TRUE in the main process: rank 0 of the launcher's world (robotrain/world.h: RANK, mpirun's or
+ * srun's variables), or a process alone. */
 gboolean rt_train_is_main_process(void);
 
 /* The folder of the dataset that cfg names, LeRobot's way:

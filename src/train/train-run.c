@@ -120,8 +120,10 @@ static gboolean open_dataset(run *r, GError **error)
     const char *repo_id = rt_config_get_string(r->cfg, "dataset.repo_id");
     /* a local copy, else a download from the Hub (train-hub.h); multi-process runs pass their
      * rank and a barrier here */
+    gboolean several = rt_train_dist_active(r->dist);
     g_autofree char *folder =
-        rt_train_hub_dataset_folder(r->cfg, rt_train_is_main_process(), NULL, NULL, r->a->out, error);
+        rt_train_hub_dataset_folder(r->cfg, rt_train_dist_is_main(r->dist), several ? rt_train_dist_wait_main : NULL,
+                                    several ? r->dist : NULL, r->a->out, error);
     if (!folder)
         return FALSE;
     if (!root || strcmp(folder, root) != 0)
@@ -743,7 +745,7 @@ static void run_free(run *r)
 static gboolean prepare(run *r, GError **error)
 {
     const rt_train_settings *s = r->a->settings;
-    if (!r->dist && !(r->dist = rt_train_dist_new(error)))
+    if ((!r->dist && !(r->dist = rt_train_dist_new(error))) || !rt_train_dist_join(r->dist, error))
         return FALSE;
     if (s->checkpoint_dir) {
         r->ck = rt_checkpoint_open(s->checkpoint_dir, error);
@@ -767,6 +769,9 @@ static gboolean prepare(run *r, GError **error)
     r->step = r->start;
     if (rt_config_is_null(r->cfg, "seed")) {
         r->seed = g_random_int() & 0x7fffffff;
+        /* one seed for the whole run: rank 0's */
+        if (!rt_train_dist_share_u64(r->dist, "seed", &r->seed, error))
+            return FALSE;
         g_autofree char *text = g_strdup_printf("%" G_GUINT64_FORMAT, r->seed);
         if (!rt_config_set(r->cfg, "seed", text, error))
             return FALSE;
@@ -789,7 +794,7 @@ static gboolean prepare(run *r, GError **error)
     if (rt_train_dist_is_main(r->dist) && !(r->mlog = rt_metrics_log_open(output_dir, error)))
         return FALSE;
     g_autoptr(GPtrArray) wandb_notes = g_ptr_array_new_with_free_func(g_free);
-    r->wandb = rt_train_wandb_start(r->cfg, rt_train_is_main_process(), wandb_notes, error);
+    r->wandb = rt_train_wandb_start(r->cfg, rt_train_dist_is_main(r->dist), wandb_notes, error);
     if (!r->wandb)
         return FALSE;
     for (guint i = 0; i < wandb_notes->len; i++)
