@@ -63,7 +63,7 @@ tap_result $? "  same logged loss and grad norm at step 8 ($(loss_at "$T/two.log
 contains "  training_step.json records 2 processes" "$T/two/checkpoints/000008/training_state/training_step.json" '"num_processes": 2'
 
 # ---- 3 processes, batch 2, with every rank printing
-ok_run "3 processes of batch 2 (ROBOTRAIN_VERBOSE=1)" env ROBOTRAIN_VERBOSE=1 $launch --num_processes=3 -- $R train $args \
+ok_run "3 processes of batch 2 (launch --verbose)" $launch --verbose --num_processes=3 -- $R train $args \
   --batch_size=2 --output_dir="$T/three"
 cp "$T/out" "$T/three.log"
 same_state "$T/one" "$T/three"; tap_result $? "  same parameters and AdamW moments as 1 process of batch 6"
