@@ -8,7 +8,7 @@
 #   - resume of a 2-process run continues it; resuming with the same global batch on 1 process
 #     too; another global batch is warned about;
 #   - SIGKILL of one worker: the launcher exits non-zero within 30 s naming the rank, and no
-#     process is left;
+#     process is left; SIGTERM to the launcher stops every rank at one step, with a checkpoint;
 #   - a worker that cannot reach the store fails within ROBOTRAIN_DDP_TIMEOUT, saying so.
 . "$ROBOTRAIN_TEST_SRCDIR/tap.sh"
 R=$ROBOTRAIN
@@ -63,7 +63,7 @@ tap_result $? "  same logged loss and grad norm at step 8 ($(loss_at "$T/two.log
 contains "  training_step.json records 2 processes" "$T/two/checkpoints/000008/training_state/training_step.json" '"num_processes": 2'
 
 # ---- 3 processes, batch 2, with every rank printing
-ok_run "3 processes of batch 2 (ROBOTRAIN_VERBOSE=1)" env ROBOTRAIN_VERBOSE=1 $launch --num_processes=3 -- $R train $args \
+ok_run "3 processes of batch 2 (launch --verbose)" $launch --verbose --num_processes=3 -- $R train $args \
   --batch_size=2 --output_dir="$T/three"
 cp "$T/out" "$T/three.log"
 same_state "$T/one" "$T/three"; tap_result $? "  same parameters and AdamW moments as 1 process of batch 6"
@@ -123,6 +123,24 @@ contains "  ... naming rank 1" "$T/kill.err" "rank 1 (pid $victim) was killed by
 left=
 for p in $workers; do kill -0 "$p" 2>/dev/null && left="$left $p"; done
 [ -z "$left" ]; tap_result $? "  no worker is left ($left)"
+
+# ---- SIGTERM to the launcher: every rank stops at the same step, rank 0 checkpoints it
+$launch --num_processes=2 -- $R train $args --steps=100000 --save_freq=100000 --log_freq=1 \
+  --batch_size=2 --output_dir="$T/term" >"$T/term.out" 2>"$T/term.err" &
+lpid=$!
+i=0
+while ! grep -q "step:2 " "$T/term.out" 2>/dev/null && [ $i -lt 1200 ] && kill -0 $lpid 2>/dev/null; do
+  sleep 0.1; i=$((i + 1))
+done
+kill -TERM $lpid
+i=0
+while kill -0 $lpid 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+if kill -0 $lpid 2>/dev/null; then kill -KILL $lpid; status=999; else wait $lpid; status=$?; fi
+[ "$status" -eq 143 ]; tap_result $? "SIGTERM to the launcher of a 2-process run: exit status 143 (got $status)"
+stopped=$(sed -n 's/.*Stopped by SIGTERM at step \([0-9]*\).*/\1/p' "$T/term.out")
+[ -n "$stopped" ] && [ -f "$T/term/checkpoints/$(printf '%06d' "$stopped")/training_state/optimizer_state.safetensors" ]
+tap_result $? "  rank 0 wrote the checkpoint of the step it stopped at ($stopped)"
+[ "$(ls "$T/term/checkpoints" | wc -l)" -eq 2 ]; tap_result $? "  one checkpoint (and last)"
 
 # ---- a worker that cannot reach the store
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 29687)

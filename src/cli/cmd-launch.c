@@ -39,6 +39,11 @@ static const rt_option own_options[] = {
      .default_value = "false",
      .help = "Prefix every line the workers write to stdout and stderr with their rank, \"[rank 3] \" "
              "(their output then reaches a pipe, not the terminal)."},
+    {.key = "verbose",
+     .type = RT_OPT_BOOL,
+     .default_value = "false",
+     .help = "Let every worker of robotrain train print its log lines, marked \"[rank N] \" "
+             "(ROBOTRAIN_VERBOSE=1 in their environment); by default only rank 0 prints."},
     {.key = "grace_period",
      .type = RT_OPT_FLOAT,
      .default_value = "30",
@@ -144,6 +149,9 @@ int rt_cmd_launch(int argc, char **argv)
                            "train --policy.type=act ...");
     if (rt_config_get_bool(flags, "multi_gpu") && rt_config_get_bool(flags, "cpu"))
         return usage_error("--multi_gpu and --cpu exclude each other: choose GPUs or CPUs");
+
+    if (rt_config_get_bool(flags, "verbose"))
+        g_setenv("ROBOTRAIN_VERBOSE", "1", TRUE); /* the workers inherit it */
 
     g_autofree char *path = rt_launcher_find_program(program[0], &error);
     if (!path) {
