@@ -13,6 +13,7 @@ librobotrain_la_SOURCES += \
 	src/net/wandb-graphql.c \
 	src/net/wandb-stream.c \
 	src/net/wandb-run.c \
+	src/net/wandb-artifact.c \
 	src/net/wandb-sync.c
 robotraininclude_HEADERS += include/robotrain/wandb.h
 
