@@ -66,6 +66,7 @@ struct rt_wandb_run {
     GThread *thread;
 
     wb_artifacts *artifacts; /* online runs: the artifact uploader (wandb-artifact.c) */
+    rt_wandb_artifact_stats artifact_stats; /* its counters, once it is stopped */
 };
 
 static double now_unix(void)
@@ -610,9 +611,10 @@ gboolean rt_wandb_run_log_artifact(rt_wandb_run *run, const char *name, const ch
 void rt_wandb_run_get_artifact_stats(rt_wandb_run *run, rt_wandb_artifact_stats *stats)
 {
     g_return_if_fail(run != NULL && stats != NULL);
-    memset(stats, 0, sizeof *stats);
     if (run->artifacts)
         wb_artifacts_get_stats(run->artifacts, stats);
+    else
+        *stats = run->artifact_stats;
 }
 
 /* Waits for the artifacts until deadline, then stops the uploader (what is left is given up). */
@@ -620,10 +622,12 @@ static void stop_artifacts(rt_wandb_run *run, gint64 deadline)
 {
     if (!run->artifacts)
         return;
-    guint left = deadline ? wb_artifacts_wait(run->artifacts, deadline) : 0;
+    guint left = wb_artifacts_wait(run->artifacts, deadline ? deadline : g_get_monotonic_time());
+    wb_artifacts_get_stats(run->artifacts, &run->artifact_stats);
     if (left > 0)
         g_warning("%u W&B artifact(s) of run %s were not uploaded in time and are given up", left, run->id);
     g_clear_pointer(&run->artifacts, wb_artifacts_free);
+    run->artifact_stats.failed += left;
 }
 
 /* ---------------------------------------------------------------- queries */
