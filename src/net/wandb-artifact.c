@@ -417,11 +417,10 @@ static void job_free(wb_artifact_job *job)
 static gboolean backoff_wait(struct wb_artifacts *a, guint ms)
 {
     gint64 until = g_get_monotonic_time() + (gint64)ms * 1000;
-    while (g_get_monotonic_time() < until) {
+    for (gint64 left; (left = until - g_get_monotonic_time()) > 0;) {
         if (g_atomic_int_get(&a->abort))
             return FALSE;
-        g_usleep(MIN(20000, until - g_get_monotonic_time()) > 0 ? (gulong)MIN(20000, until - g_get_monotonic_time())
-                                                                : 0);
+        g_usleep((gulong)MIN(left, 20000)); /* the abort flag is looked at every 20 ms */
     }
     return !g_atomic_int_get(&a->abort);
 }
