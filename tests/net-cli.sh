@@ -4,7 +4,9 @@
 # a dataset trained on by Hub id alone, then again offline with the server gone; robotrain
 # dataset download; backbone weights by Hub id; --policy.push_to_hub at the end of training and
 # robotrain push, with the commit payload checked field by field; --wandb.* streaming every
-# metric line once, resume with the same run, offline mode and robotrain wandb sync.
+# metric line once, resume with the same run, offline mode and robotrain wandb sync; the checkpoints'
+# "model" artifacts (name, type, aliases, files with their MD5 and size; none with
+# --wandb.disable_artifact; a refused upload is a warning and training goes on).
 . "$ROBOTRAIN_TEST_SRCDIR/tap.sh"
 R=$ROBOTRAIN
 S="$ROBOTRAIN_TEST_SRCDIR/servers"
@@ -294,7 +296,7 @@ contains "offline miss: says HF_HUB_OFFLINE" "$T/err" "HF_HUB_OFFLINE"
 start_wandb() {
   rm -f "$T/wb.port"
   python3 "$S/wandb-server.py" --port-file "$T/wb.port" --record "$T/wb.rec" --state "$T/wb.state" \
-    --api-key wb_test_key --entity ent &
+    --api-key wb_test_key --entity ent --control "$T/wb.control" &
   wb_pid=$!
   i=0
   while [ ! -s "$T/wb.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
@@ -312,8 +314,44 @@ wtrain() { # wtrain NAME OUTPUT_DIR FLAGS...
 }
 wtrain "train --wandb.enable=true streams to the server" "$T/w1" --steps=3 --save_freq=3
 contains "names the run" "$T/out" "Track this run --> "
-contains "says the checkpoint is no W&B artifact, with LeRobot's name for it" "$T/out" \
-  'LeRobot would log the "model" artifact policy_act-seed_1000-dataset_lerobot-test_tiny-000003)'
+contains "says it uploads the checkpoint as LeRobot's \"model\" artifact" "$T/out" \
+  'as the "model" artifact policy_act-seed_1000-dataset_lerobot-test_tiny-000003'
+contains "the end says the artifact was uploaded" "$T/out" "1 of 1 artifact(s) uploaded"
+# check_artifacts OUTPUT_DIR STATE STEP...: the run's artifacts are exactly LeRobot's "model" artifacts
+# of those checkpoints (STATE: COMMITTED, or PENDING for ones whose upload failed), each with the
+# alias "latest" once committed, holding model.safetensors with the MD5 and size of the file on disk
+check_artifacts() {
+  python3 - "$T/wb.state" "$@" <<'EOF2'
+import base64, hashlib, json, re, sys
+state, out, want_state, steps = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+def fail(msg):
+    print("# " + msg)
+    sys.exit(1)
+run_id = json.load(open(out + "/checkpoints/last/pretrained_model/train_config.json"))["wandb"]["run_id"]
+arts = [a for a in json.load(open(state)).get("artifacts", {}).values() if a["run"] == run_id]
+want = {"policy_act-seed_1000-dataset_lerobot-test_tiny-" + s: s for s in steps}
+if sorted(a["name"] for a in arts) != sorted(want):
+    fail("artifacts %r, expected %r" % ([a["name"] for a in arts], sorted(want)))
+for a in arts:
+    weights = "%s/checkpoints/%s/pretrained_model/model.safetensors" % (out, want[a["name"]])
+    data = open(weights, "rb").read()
+    md5 = base64.b64encode(hashlib.md5(data).digest()).decode()
+    if a["type"] != "model" or a["state"] != want_state or (a["entity"], a["project"]) != ("ent", "proj"):
+        fail("%s: %r" % (a["name"], {k: a[k] for k in ("type", "state", "entity", "project")}))
+    if a["requested_aliases"] != ["latest"]:
+        fail("%s: aliases %r" % (a["name"], a["requested_aliases"]))
+    if want_state == "COMMITTED":
+        # a collection (the name) is the project's: a later run's artifact of that name is its next version
+        if "latest" not in a["aliases"] or not re.fullmatch(r"v\d+", a["version"] or "") or a["version"] not in a["aliases"]:
+            fail("%s: aliases %r version %r" % (a["name"], a["aliases"], a["version"]))
+        if a["files"] != {"model.safetensors": {"md5": md5, "size": len(data)}}:
+            fail("%s: files %r, on disk %s %d" % (a["name"], a["files"], md5, len(data)))
+        if set(a["manifest"]["contents"]) != {"model.safetensors"}:
+            fail("%s: manifest %r" % (a["name"], a["manifest"]))
+EOF2
+}
+check_artifacts "$T/w1" COMMITTED 000003
+tap_result $? "W&B: the checkpoint is the committed \"model\" artifact, latest, with model.safetensors' MD5 and size"
 # check_run OUTPUT_DIR LINES: the server's run is the one in train_config.json, and holds one history
 # line per line of metrics.jsonl, each once, with LeRobot's train/ keys at their step
 check_run() {
@@ -351,11 +389,14 @@ wtrain "--resume continues the same W&B run" "$T/w1" --steps=5 --save_freq=5 --w
   "--config_path=$T/w1/checkpoints/last/pretrained_model/train_config.json" --resume=true
 ! grep -q "artifact" "$T/out"
 tap_result $? "--wandb.disable_artifact=true: no artifact note"
+check_artifacts "$T/w1" COMMITTED 000003
+tap_result $? "--wandb.disable_artifact=true: no artifact of checkpoint 000005"
 check_run "$T/w1" 5
 tap_result $? "W&B resume: the same run, lines 4 and 5 appended, none sent twice"
 
 wtrain "--wandb.mode=offline writes the run folder only" "$T/w2" --steps=2 --wandb.mode=offline
 contains "offline: says how to send it" "$T/out" "robotrain wandb sync "
+contains "offline: says artifacts are not logged" "$T/out" "the run is offline and robotrain wandb sync does not upload artifacts"
 python3 - "$T/wb.state" "$T/w2/checkpoints/last/pretrained_model/train_config.json" <<'EOF'
 import json, sys
 run_id = json.load(open(sys.argv[2]))["wandb"]["run_id"]
@@ -371,6 +412,19 @@ tap_result $? "after sync the server has the offline run, every line once"
 ok_run "wandb sync again: nothing to send" "$R" wandb sync "$T/w2"
 contains "sync again: says so" "$T/out" "Nothing to send"
 fail_run 2 "wandb: an unknown subcommand" "$R" wandb push
+# signed upload URLs refused (as when they expired): a warning, and training goes on to the end
+echo '{"upload_status": 403}' >"$T/wb.control"
+wtrain "W&B: a refused artifact upload does not stop training" "$T/w5" --steps=2 --save_freq=1
+echo '{}' >"$T/wb.control"
+contains "refused upload: the warning names the artifact" "$T/err" \
+  "W&B artifact policy_act-seed_1000-dataset_lerobot-test_tiny-000001 was not uploaded"
+contains "refused upload: the warning says why" "$T/err" "HTTP 403"
+contains "refused upload: trained to the end" "$T/out" "End of training"
+contains "refused upload: the end counts them" "$T/out" "0 of 2 artifact(s) uploaded"
+check_artifacts "$T/w5" PENDING 000001 000002
+tap_result $? "refused upload: the artifacts stay uncommitted"
+check_run "$T/w5" 2
+tap_result $? "refused upload: the metrics are all there"
 WANDB_API_KEY=wrong fail_run 1 "W&B: a refused key stops the run before it starts" "$R" train \
   --dataset.repo_id=lerobot-test/tiny "--dataset.root=$data" $small --policy.push_to_hub=false --steps=1 \
   --wandb.enable=true "--output_dir=$T/w3"
@@ -387,6 +441,17 @@ after=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["run
 tap_result $? "2 processes: one W&B run ($before runs before, $after after)"
 check_run "$T/w4" 3
 tap_result $? "2 processes: W&B has every metric line once, the ranks' averages of metrics.jsonl"
+check_artifacts "$T/w4" COMMITTED 000003
+tap_result $? "2 processes: one \"model\" artifact, from rank 0"
+python3 - "$T/wb.state" <<'EOF2'
+import json, sys
+arts = [a for a in json.load(open(sys.argv[1]))["artifacts"].values()
+        if a["name"] == "policy_act-seed_1000-dataset_lerobot-test_tiny-000003" and a["state"] == "COMMITTED"]
+got = [(a["version"], a["aliases"]) for a in arts]
+print("# %r" % got)
+sys.exit(0 if got == [("v0", ["v0"]), ("v1", ["v1", "latest"])] else 1)
+EOF2
+tap_result $? "the same name in a later run: its version v1, \"latest\" moved to it from v0"
 kill "$wb_pid"
 echo "1..$tap_n"
 exit $tap_failed

@@ -34,9 +34,11 @@
  *             (machine api.wandb.ai login user password KEY); sent as HTTP Basic "api:KEY"
  *             and never printed.
  *
- * What is not here: checkpoint artifacts. The protocol spec (http.md part B) documents how an
- * artifact is named and what it holds (rt_wandb_artifact_name()), not how it is uploaded, so no
- * upload is attempted; --wandb.disable_artifact is carried in the settings for the trainer. */
+ * Artifacts (rt_wandb_run_log_artifact(), LeRobot's checkpoint "model" artifacts) are uploaded
+ * the way the W&B SDK does it: createArtifact (with the manifest digest), createArtifactManifest,
+ * createArtifactFiles (signed upload URLs), a PUT of each file with its Content-MD5,
+ * updateArtifactManifest and the manifest's PUT, commitArtifact; on a thread of their own, so that
+ * neither training nor metrics wait for them. Offline runs upload no artifacts. */
 #ifndef ROBOTRAIN_WANDB_H
 #define ROBOTRAIN_WANDB_H
 
@@ -175,11 +177,33 @@ typedef struct rt_wandb_stats {
 
 void rt_wandb_run_get_stats(rt_wandb_run *run, rt_wandb_stats *stats);
 
+/* Logs files as an artifact of the run (W&B's run.log_artifact): name (no ':' or '/'), type
+ * (e.g. "model"), aliases (NULL-terminated, e.g. {"latest", NULL}; may be NULL), paths of the
+ * files (NULL-terminated) and their names in the artifact (NULL: the base names). Checks the
+ * arguments and that the files exist, then queues the upload and returns: it never waits for the
+ * network. The upload reads the files later, so they must stay as they are until it is done
+ * (rt_wandb_run_finish() waits for it). A failed upload is a warning (g_warning) naming the
+ * artifact; the run goes on. A disabled run does nothing; an offline run fails with
+ * RT_ERROR_UNSUPPORTED (its artifacts are not kept for rt_wandb_sync()). */
+gboolean rt_wandb_run_log_artifact(rt_wandb_run *run, const char *name, const char *type,
+                                   const char *const *aliases, const char *const *paths,
+                                   const char *const *names, GError **error);
+
+/* Counters of the artifacts of this process. */
+typedef struct rt_wandb_artifact_stats {
+    guint queued;    /* accepted by rt_wandb_run_log_artifact() */
+    guint committed; /* uploaded and committed (or already on the server with the same digest) */
+    guint failed;    /* given up (a warning said why) or stopped at the end */
+} rt_wandb_artifact_stats;
+
+void rt_wandb_run_get_artifact_stats(rt_wandb_run *run, rt_wandb_artifact_stats *stats);
+
 /* TRUE once the server answered that the run was stopped from the W&B interface. */
 gboolean rt_wandb_run_stop_requested(rt_wandb_run *run);
 
-/* Queues the current line, sends everything left and marks the run finished with exitcode
- * (file_stream's complete/exitcode), waiting at most timeout_ms. Offline, records the exit code
+/* Waits for the artifacts still being uploaded, then queues the current line, sends everything
+ * left and marks the run finished with exitcode (file_stream's complete/exitcode), waiting at most
+ * timeout_ms in all (artifacts left when it runs out are given up with a warning). Offline, records the exit code
  * in the folder (rt_wandb_sync() sends it). When the time runs out (service down) or the server
  * refused the run, fails (RT_ERROR_NETWORK) saying how many lines were not sent and where they
  * are kept ("robotrain wandb sync DIR" sends them); when lines could not be written to the

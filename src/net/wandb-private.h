@@ -7,6 +7,7 @@
  * wandb-graphql.c   upsertBucket and viewer
  * wandb-stream.c    file_stream requests: history chunks at their line offsets, heartbeat, finish
  * wandb-run.c       the run: the queue, the sending thread, the public run API
+ * wandb-artifact.c  artifacts: manifest and digest, the upload flow, its own thread
  * wandb-sync.c      sending a folder later
  *
  * Functions named rt_wandb_* here are internal but exported so that the unit tests can reach
@@ -278,6 +279,44 @@ char *wb_run_dir(const char *output_dir, const char *id);
 
 /* The _step and _runtime of the file's last line (FALSE when it has none). */
 gboolean wb_history_last_step(const wb_history *h, gint64 *step, double *runtime);
+
+/* ---------------------------------------------------------------- wandb-artifact.c */
+
+/* One file of an artifact. */
+typedef struct rt_wandb_artifact_entry {
+    char *name;              /* its path inside the artifact, e.g. "model.safetensors" */
+    char *path;              /* where it is on disk */
+    char *md5;               /* base64 of its MD5 (the manifest's "digest") */
+    gint64 size;             /* bytes */
+    char *birth_artifact_id; /* createArtifactFiles' artifact.id, or NULL */
+} rt_wandb_artifact_entry;
+
+/* The base64 MD5 and the size of a file, read in blocks. *b64_md5 is (transfer full). */
+gboolean rt_wandb_file_md5(const char *path, char **b64_md5, gint64 *size, GError **error);
+/* W&B's artifact digest (MANIFEST_MD5): the hex MD5 of "wandb-artifact-manifest-v1\n" followed by
+ * "<name>:<base64 md5>\n" for each entry sorted by name. Returns (transfer full). */
+char *rt_wandb_artifact_digest(const rt_wandb_artifact_entry *entries, size_t n);
+/* The manifest (wandb_manifest.json): {"version": 1, "storagePolicy": "wandb-storage-policy-v1",
+ * "storagePolicyConfig": {}, "contents": {name: {"digest", "birthArtifactID"?, "size"}}}, entries
+ * sorted by name. Returns (transfer full). */
+char *rt_wandb_artifact_manifest(const rt_wandb_artifact_entry *entries, size_t n);
+
+/* The artifact uploader of a run: its own thread, one artifact at a time. srv is borrowed and
+ * must outlive it; run_dir receives each artifact's manifest. Returns (transfer full). */
+typedef struct wb_artifacts wb_artifacts;
+wb_artifacts *wb_artifacts_new(const wb_server *srv, const char *run_dir, GError **error);
+/* Queues an artifact of paths (NULL-terminated; names: their names in the artifact, NULL for
+ * their base names). entity NULL: the key's default entity (asked with viewer). Checks the name
+ * and that the files exist; never waits for the network. */
+gboolean wb_artifacts_push(wb_artifacts *a, const char *entity, const char *project, const char *run_id,
+                           const char *name, const char *type, const char *const *aliases,
+                           const char *const *paths, const char *const *names, GError **error);
+/* Waits until every queued artifact is done or deadline (monotonic) passed; returns how many are
+ * left. */
+guint wb_artifacts_wait(wb_artifacts *a, gint64 deadline);
+void wb_artifacts_get_stats(wb_artifacts *a, rt_wandb_artifact_stats *stats);
+/* Stops (an upload in progress within about a second; queued ones are dropped) and frees. */
+void wb_artifacts_free(wb_artifacts *a);
 
 G_END_DECLS
 

@@ -64,6 +64,9 @@ struct rt_wandb_run {
     guint backoff_ms;
     gint64 retry_at;
     GThread *thread;
+
+    wb_artifacts *artifacts; /* online runs: the artifact uploader (wandb-artifact.c) */
+    rt_wandb_artifact_stats artifact_stats; /* its counters, once it is stopped */
 };
 
 static double now_unix(void)
@@ -526,6 +529,8 @@ rt_wandb_run *rt_wandb_run_start(const rt_wandb_settings *s, GError **error)
     run->thread = g_thread_try_new("wandb-sender", sender_main, run, error);
     if (!run->thread)
         return NULL;
+    if (mode == RT_WANDB_MODE_ONLINE && !(run->artifacts = wb_artifacts_new(&run->server, run->dir, error)))
+        return NULL;
     return g_steal_pointer(&run);
 }
 
@@ -579,6 +584,50 @@ void rt_wandb_commit(rt_wandb_run *run)
     g_return_if_fail(run != NULL);
     if (run->mode != RT_WANDB_MODE_DISABLED && !run->finished)
         commit_pending(run);
+}
+
+gboolean rt_wandb_run_log_artifact(rt_wandb_run *run, const char *name, const char *type,
+                                   const char *const *aliases, const char *const *paths,
+                                   const char *const *names, GError **error)
+{
+    g_return_val_if_fail(run != NULL, FALSE);
+    g_return_val_if_fail(!run->finished, FALSE);
+    if (run->mode == RT_WANDB_MODE_DISABLED)
+        return TRUE;
+    if (!run->artifacts) {
+        g_set_error(error, RT_ERROR, RT_ERROR_UNSUPPORTED,
+                    "W&B artifact %s is not logged: the run is offline and robotrain wandb sync does not "
+                    "upload artifacts",
+                    name ? name : "");
+        return FALSE;
+    }
+    g_mutex_lock(&run->lock);
+    g_autofree char *entity = g_strdup(run->entity);
+    g_mutex_unlock(&run->lock);
+    return wb_artifacts_push(run->artifacts, entity, run->project, run->id, name, type, aliases, paths, names,
+                             error);
+}
+
+void rt_wandb_run_get_artifact_stats(rt_wandb_run *run, rt_wandb_artifact_stats *stats)
+{
+    g_return_if_fail(run != NULL && stats != NULL);
+    if (run->artifacts)
+        wb_artifacts_get_stats(run->artifacts, stats);
+    else
+        *stats = run->artifact_stats;
+}
+
+/* Waits for the artifacts until deadline, then stops the uploader (what is left is given up). */
+static void stop_artifacts(rt_wandb_run *run, gint64 deadline)
+{
+    if (!run->artifacts)
+        return;
+    guint left = wb_artifacts_wait(run->artifacts, deadline ? deadline : g_get_monotonic_time());
+    wb_artifacts_get_stats(run->artifacts, &run->artifact_stats);
+    if (left > 0)
+        g_warning("%u W&B artifact(s) of run %s were not uploaded in time and are given up", left, run->id);
+    g_clear_pointer(&run->artifacts, wb_artifacts_free);
+    run->artifact_stats.failed += left;
 }
 
 /* ---------------------------------------------------------------- queries */
@@ -677,6 +726,8 @@ gboolean rt_wandb_run_finish(rt_wandb_run *run, int exitcode, guint timeout_ms, 
     }
     commit_pending(run);
     gint64 started = g_get_monotonic_time();
+    /* artifacts first: W&B counts a run's outputs until it is finished */
+    stop_artifacts(run, started + (gint64)timeout_ms * 1000);
     stop_sender(run, exitcode, TRUE, started + (gint64)timeout_ms * 1000);
     run->finished = TRUE;
     wb_folder_unlock(run->lock_fd);
@@ -716,6 +767,7 @@ void rt_wandb_run_free(rt_wandb_run *run)
 {
     if (!run)
         return;
+    stop_artifacts(run, 0);
     if (run->thread) {
         commit_pending(run); /* to the folder, at least */
         stop_sender(run, 0, FALSE, 0);

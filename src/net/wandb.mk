@@ -13,17 +13,21 @@ librobotrain_la_SOURCES += \
 	src/net/wandb-graphql.c \
 	src/net/wandb-stream.c \
 	src/net/wandb-run.c \
+	src/net/wandb-artifact.c \
 	src/net/wandb-sync.c
 robotraininclude_HEADERS += include/robotrain/wandb.h
 
 ## Its tests: the parts that need no server, then the client against the stand-in server
 ## (tests/servers/wandb-server.py, Python 3 standard library; skipped without python3).
-check_PROGRAMS += tests/test-wandb-units tests/test-wandb
-TESTS += tests/test-wandb-units tests/test-wandb
+check_PROGRAMS += tests/test-wandb-units tests/test-wandb tests/test-wandb-artifact
+TESTS += tests/test-wandb-units tests/test-wandb tests/test-wandb-artifact
 tests_test_wandb_units_SOURCES = tests/test-wandb-units.c tests/test-wandb-server.h
 tests_test_wandb_units_LDADD = $(RT_TEST_LIBS)
 tests_test_wandb_SOURCES = tests/test-wandb.c tests/test-wandb-server.h
 tests_test_wandb_LDADD = $(RT_TEST_LIBS)
+## artifacts: digests and manifest, then uploads against the stand-in server
+tests_test_wandb_artifact_SOURCES = tests/test-wandb-artifact.c tests/test-wandb-server.h
+tests_test_wandb_artifact_LDADD = $(RT_TEST_LIBS)
 EXTRA_DIST += tests/servers/wandb-server.py
 
 ## robotrain train's --wandb.* (the run, metrics at each log step) and `robotrain wandb sync`.

@@ -127,16 +127,27 @@ void rt_train_wandb_log(rt_train_wandb *w, const rt_metrics *m, int64_t step, ch
 
 char *rt_train_wandb_checkpoint(rt_train_wandb *w, const char *checkpoint_dir)
 {
-    if (!rt_train_wandb_active(w) || w->disable_artifact || w->artifact_noted)
+    if (!rt_train_wandb_active(w) || w->disable_artifact || !checkpoint_dir)
         return NULL;
-    w->artifact_noted = TRUE;
-    g_autofree char *base = g_path_get_basename(checkpoint_dir ? checkpoint_dir : "checkpoint");
+    /* LeRobot's log_policy: the pretrained_model's weights as a "model" artifact named after the
+     * run's tags and the step folder; wandb's log_artifact gives it the alias "latest" */
+    g_autofree char *base = g_path_get_basename(checkpoint_dir);
     g_autofree char *name = rt_wandb_artifact_name((const char *const *)w->tags, base);
-    return g_strdup_printf(
-        "W&B: checkpoints are not uploaded as artifacts (LeRobot would log the \"model\" "
-        "artifact %s): robotrain does not implement W&B's artifact upload; the checkpoint stays "
-        "in %s (--wandb.disable_artifact=true silences this note)",
-        name, checkpoint_dir ? checkpoint_dir : "OUTPUT_DIR/checkpoints");
+    g_autofree char *weights = g_build_filename(checkpoint_dir, "pretrained_model", "model.safetensors", NULL);
+    const char *paths[] = {weights, NULL};
+    const char *aliases[] = {"latest", NULL};
+    g_autoptr(GError) error = NULL;
+    if (rt_wandb_run_log_artifact(w->run, name, "model", aliases, paths, NULL, &error))
+        return g_strdup_printf("W&B: uploading %s as the \"model\" artifact %s", weights, name);
+    if (g_error_matches(error, RT_ERROR, RT_ERROR_UNSUPPORTED)) {
+        if (w->artifact_noted)
+            return NULL;
+        w->artifact_noted = TRUE;
+        return g_strdup_printf("W&B: %s; the checkpoints stay in %s (--wandb.disable_artifact=true silences "
+                               "this note)",
+                               error->message, checkpoint_dir);
+    }
+    return g_strdup_printf("W&B: %s; training goes on", error->message);
 }
 
 char *rt_train_wandb_finish(rt_train_wandb *w, int exitcode, guint timeout_ms)
@@ -149,14 +160,18 @@ char *rt_train_wandb_finish(rt_train_wandb *w, int exitcode, guint timeout_ms)
     rt_wandb_run_get_stats(w->run, &st);
     if (!ok)
         return g_strdup_printf("W&B: %s", error->message);
+    rt_wandb_artifact_stats as;
+    rt_wandb_run_get_artifact_stats(w->run, &as);
     if (rt_wandb_run_get_mode(w->run) == RT_WANDB_MODE_OFFLINE)
         return g_strdup_printf("W&B: %" G_GUINT64_FORMAT
                                " history lines kept offline in %s: send them with robotrain "
                                "wandb sync %s",
                                st.lines_written, rt_wandb_run_get_dir(w->run), rt_wandb_run_get_dir(w->run));
     g_autofree char *url = rt_wandb_run_get_url(w->run);
-    return g_strdup_printf("W&B: run %s finished, %" G_GUINT64_FORMAT " history lines sent%s%s",
-                           rt_wandb_run_get_id(w->run), st.lines_sent, url ? ": " : "", url ? url : "");
+    g_autofree char *artifacts =
+        as.queued ? g_strdup_printf(", %u of %u artifact(s) uploaded", as.committed, as.queued) : g_strdup("");
+    return g_strdup_printf("W&B: run %s finished, %" G_GUINT64_FORMAT " history lines sent%s%s%s",
+                           rt_wandb_run_get_id(w->run), st.lines_sent, artifacts, url ? ": " : "", url ? url : "");
 }
 
 void rt_train_wandb_free(rt_train_wandb *w)

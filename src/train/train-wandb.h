@@ -40,9 +40,11 @@ gboolean rt_train_wandb_active(const rt_train_wandb *w);
  * reported once in *warning (transfer full, g_free; may be NULL) and the run goes on. */
 void rt_train_wandb_log(rt_train_wandb *w, const rt_metrics *m, int64_t step, char **warning);
 
-/* After a checkpoint: LeRobot uploads it as a "model" artifact unless --wandb.disable_artifact.
- * robotrain cannot (see wandb.h); the first call returns a line saying so (transfer full, g_free),
- * later ones NULL. */
+/* After a checkpoint (checkpoint_dir: OUTPUT_DIR/checkpoints/<step>), unless
+ * --wandb.disable_artifact: queues LeRobot's "model" artifact, <tags joined by "-">-<step> holding
+ * pretrained_model/model.safetensors, alias "latest" (uploaded in the background, see
+ * rt_wandb_run_log_artifact()). Returns a line for the log (transfer full, g_free), or NULL: what
+ * is uploaded, why it cannot be (once for an offline run), or a problem (the run goes on). */
 char *rt_train_wandb_checkpoint(rt_train_wandb *w, const char *checkpoint_dir);
 
 /* Sends what is left and marks the run finished with exitcode, waiting at most timeout_ms.
