@@ -7,14 +7,15 @@
 #   pusht    a PushT-like copy of it: the same episodes with the camera re-encoded at 96x96
 #            (PushT's size; LeRobot's AV1 settings), state and action 2
 #
-#   bench/bench-train.sh [--threads "1 2"] [--steps N] [--warmup N] [--workers "1"] [--datasets "example pusht"]
+#   bench/bench-train.sh [--threads "1 2"] [--steps N] [--warmup N] [--workers "0 1"] [--datasets "example pusht"]
 #
 # Run it from the build directory (ROBOTRAIN overrides ./robotrain; the policy module comes from
 # ./plugins/.libs unless ROBOTRAIN_PLUGIN_PATH is set). Each run trains N steps (--log_freq=1,
 # no checkpoint) and reads the output folder's metrics.jsonl: the first --warmup steps are left
 # out; "e2e" is the samples per second between the logs of step warmup and step N (everything the
-# loop does), data_s and updt_s the medians of the trainer's own split of a step (waiting for the
-# batch; the graph step with the copy of the batch into it), "other" what the loop spends besides.
+# loop does), data_s and updt_s the means of the trainer's own split of those steps (waiting for
+# the batch; the graph step with the copy of the batch into it), "other" what the loop spends
+# besides (logging, metrics.jsonl).
 # --workers are the trainer's --num_workers (loader threads; 0 decodes in the training thread).
 #
 # PyTorch's side is the update only: bench/bench-act-torch.py (a PyTorch model of the same
@@ -29,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 threads="1 2"
 steps=10
 warmup=2
-workers="1"
+workers="0 1"
 datasets="example pusht"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +39,7 @@ while [ $# -gt 0 ]; do
     --warmup) warmup=$2; shift 2 ;;
     --workers) workers=$2; shift 2 ;;
     --datasets) datasets=$2; shift 2 ;;
-    *) echo "usage: $0 [--threads \"1 2\"] [--steps N] [--warmup N] [--workers \"1\"] [--datasets \"example pusht\"]" >&2
+    *) echo "usage: $0 [--threads \"1 2\"] [--steps N] [--warmup N] [--workers \"0 1\"] [--datasets \"example pusht\"]" >&2
        exit 2 ;;
   esac
 done
@@ -79,7 +80,7 @@ make_pusht() {
     echo "$0: this ffmpeg has no AV1 encoder, needed for the PushT-like dataset" >&2; return 1
   fi
   # shellcheck disable=SC2086 # $codec is several arguments on purpose
-  ffmpeg -hide_banner -loglevel error -i "$video" -vf scale=96:96:flags=bicubic $codec -pix_fmt yuv420p -g 2 \
+  SVT_LOG=1 ffmpeg -hide_banner -loglevel error -i "$video" -vf scale=96:96:flags=bicubic $codec -pix_fmt yuv420p -g 2 \
     -movflags +faststart "$tmp/scaled.mp4"
   mv "$tmp/scaled.mp4" "$video"
   # info.json: the camera's shape and video size (the tables and stats stay valid)
@@ -126,19 +127,15 @@ for d in $datasets; do
           if (!match($0, "\"" name "\": [-0-9.e+]+")) return ""
           s = substr($0, RSTART, RLENGTH); sub(/^[^:]*: /, "", s); return s + 0
         }
-        function median(v, m,   i, j, x) {
-          for (i = 2; i <= m; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
-          return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
-        }
         {
           s = field("steps"); tm[s] = field("time")
-          if (s > w) { k++; data[k] = field("dataloading_s"); updt[k] = field("update_s") }
+          if (s > w) { k++; data += field("dataloading_s"); updt += field("update_s") }
           if (s == n) samples = field("samples") }
         END {
           if (!(w in tm) || !(n in tm) || k == 0) { print "metrics.jsonl lacks steps " w " to " n > "/dev/stderr"; exit 1 }
           batch = samples / n
           step = (tm[n] - tm[w]) / (n - w)
-          ds = median(data, k); us = median(updt, k)
+          ds = data / k; us = updt / k
           if (pt != "")
             printf "%-8s %3s %3s %9.2f %8.3f %8.3f %8.3f %8.3f   %9.2f %8.3f %7.2f\n", d, t, wk, batch / step, step, ds, us,
               step - ds - us, batch / pt, pt, pt / us
