@@ -15,7 +15,7 @@ static const rt_cli_command commands[] = {
     { "dataset", rt_cmd_dataset, "summarize a LeRobot dataset, print its rows, or download one from the Hub" },
     { "launch", rt_cmd_launch, "start and supervise the workers of a (multi-GPU, multi-machine) run" },
     { "plugins", rt_cmd_plugins, "list the installed modules, or show one module's options" },
-    { "policy", rt_cmd_policy, "check a policy against a reference run, or print its parameters" },
+    { "policy", rt_cmd_policy, "check a policy against a reference run, list its parameters, time its training step" },
     { "push", rt_cmd_push, "upload a trained policy (a checkpoint) to the Hugging Face Hub" },
     { "train", rt_cmd_train, "train a policy on a LeRobot dataset (LeRobot's flags and checkpoints)" },
     { "wandb", rt_cmd_wandb, "send W&B runs kept offline to the server (wandb sync DIR)" },
