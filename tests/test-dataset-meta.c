@@ -351,6 +351,10 @@ DEF_TEST(episodes_and_tasks_jsonl)
          "episodes.jsonl: line 1: \"episode_index\" is a string, expected an integer"},
         {"{\"episode_index\": 0.5, \"length\": 3}",
          "\"episode_index\" is a fractional number, expected an integer"},
+        /* found by the fuzzer: 1e999 parses as inf, which no integer type holds */
+        {"{\"episode_index\": 0, \"length\": 1e999}", "\"length\" is a fractional number, expected an integer"},
+        {"{\"episode_index\": -1e19, \"length\": 3}",
+         "\"episode_index\" is a fractional number, expected an integer"},
         {"not json", "episodes.jsonl line 1: not valid JSON"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {

@@ -217,7 +217,8 @@ gboolean rt_meta_get_int(JsonObject *o, const char *key, gboolean required, int6
     /* 30.0 for an integer is what some converters write */
     if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_DOUBLE) {
         double v = json_node_get_double(node);
-        if (v == (double)(int64_t)v && v > -9.2e18 && v < 9.2e18) {
+        /* the range first: converting an out-of-range value (1e999 is inf) is undefined */
+        if (v > -9.2e18 && v < 9.2e18 && v == (double)(int64_t)v) {
             *out = (int64_t)v;
             return TRUE;
         }
