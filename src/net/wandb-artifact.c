@@ -131,8 +131,8 @@ char *rt_wandb_artifact_manifest(const rt_wandb_artifact_entry *entries, size_t 
 
 /* ---------------------------------------------------------------- GraphQL */
 
-/* POSTs {"query", "variables"} (variables: a finished object node, consumed) and returns the
- * answer's "data" object; errors in the answer fail with WB_FATAL unless they say to retry. */
+/* POSTs {"query", "variables"} (variables: a finished object node, consumed) through
+ * wb_graphql_send and returns the answer's "data" object. */
 static wb_result gql(wb_http *http, const char *query, JsonNode *variables, const char *what, JsonParser **parser,
                      JsonObject **data, GError **error)
 {
@@ -143,36 +143,7 @@ static wb_result gql(wb_http *http, const char *query, JsonNode *variables, cons
     json_builder_set_member_name(b, "variables");
     json_builder_add_value(b, variables);
     json_builder_end_object(b);
-    g_autoptr(JsonNode) root = json_builder_get_root(b);
-    g_autofree char *body = json_to_string(root, FALSE);
-    g_autofree char *reply = NULL;
-    wb_result r = wb_http_post(http, "/graphql", body, strlen(body), &reply, error);
-    if (r != WB_OK) {
-        if (error && *error)
-            g_prefix_error(error, "%s: ", what);
-        return r;
-    }
-    *parser = json_parser_new();
-    if (!json_parser_load_from_data(*parser, reply, -1, NULL) || !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(*parser))) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s: the answer of W&B is not a JSON object", what);
-        return WB_FATAL;
-    }
-    JsonObject *o = json_node_get_object(json_parser_get_root(*parser));
-    JsonArray *errors = wb_json_array(o, "errors");
-    if (errors && json_array_get_length(errors) > 0) {
-        JsonNode *first = json_array_get_element(errors, 0);
-        const char *message =
-            JSON_NODE_HOLDS_OBJECT(first) ? wb_json_string(json_node_get_object(first), "message") : NULL;
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s: W&B refused it: %s", what,
-                    message ? message : "(an error without a message)");
-        return WB_FATAL;
-    }
-    *data = wb_json_object(o, "data");
-    if (!*data) {
-        g_set_error(error, RT_ERROR, RT_ERROR_NETWORK, "%s: the answer of W&B has no \"data\"", what);
-        return WB_FATAL;
-    }
-    return WB_OK;
+    return wb_graphql_send(http, b, what, parser, data, error);
 }
 
 static void set_string(JsonBuilder *b, const char *key, const char *value)

@@ -41,8 +41,7 @@ static void add_optional(JsonBuilder *b, const char *key, const char *value)
     json_builder_add_string_value(b, value);
 }
 
-/* POSTs {"query", "variables"} and returns the "data" object of the answer (in *parser). */
-static wb_result graphql(wb_http *http, JsonBuilder *request, const char *what, JsonParser **parser,
+wb_result wb_graphql_send(wb_http *http, JsonBuilder *request, const char *what, JsonParser **parser,
                          JsonObject **data, GError **error)
 {
     g_autoptr(JsonNode) root = json_builder_get_root(request);
@@ -114,7 +113,7 @@ wb_result wb_graphql_upsert_run(wb_http *http, const wb_state *st, wb_bucket *bu
     g_autofree char *what = g_strdup_printf("to create or resume run %s in project %s", st->id, st->project);
     g_autoptr(JsonParser) parser = NULL;
     JsonObject *data = NULL;
-    wb_result r = graphql(http, b, what, &parser, &data, error);
+    wb_result r = wb_graphql_send(http, b, what, &parser, &data, error);
     if (r != WB_OK)
         return r;
     JsonObject *upsert = wb_json_object(data, "upsertBucket");
@@ -150,7 +149,7 @@ wb_result wb_graphql_viewer(wb_http *http, char **entity, GError **error)
     json_builder_end_object(b);
     g_autoptr(JsonParser) parser = NULL;
     JsonObject *data = NULL;
-    wb_result r = graphql(http, b, "the viewer query", &parser, &data, error);
+    wb_result r = wb_graphql_send(http, b, "the viewer query", &parser, &data, error);
     if (r != WB_OK)
         return r;
     JsonObject *viewer = wb_json_object(data, "viewer");

@@ -242,6 +242,11 @@ typedef struct wb_bucket {
 void wb_bucket_clear(wb_bucket *b);
 /* Creates or updates the run st describes (its id, project, entity, names, notes, tags,
  * config; st->storage_id when known). */
+/* POSTs request (a finished {"query", "variables"} object) to /graphql and returns the answer's
+ * "data" object; *parser (transfer full, g_object_unref) owns it. An "errors" answer or one
+ * without data is WB_FATAL with the message naming what; transport failures as wb_http_post. */
+wb_result wb_graphql_send(wb_http *http, JsonBuilder *request, const char *what, JsonParser **parser,
+                          JsonObject **data, GError **error);
 wb_result wb_graphql_upsert_run(wb_http *http, const wb_state *st, wb_bucket *bucket, GError **error);
 /* The key's default entity. */
 wb_result wb_graphql_viewer(wb_http *http, char **entity, GError **error);
