@@ -253,12 +253,9 @@ int rt_cmd_policy_bench(int argc, char **argv)
     rt_plugin_registry *registry = NULL;
     const rt_plugin_module *m = NULL;
     if (type) {
-        registry = rt_cli_policy_registry(plugin_path, &error);
-        m = registry ? rt_policy_find_module(registry, type, &error) : NULL;
-        if (!m || !rt_policy_add_options(flags, m->desc, &error)) {
-            rt_plugin_registry_free(registry);
+        registry = rt_cli_policy_add_module(flags, type, plugin_path, &m, &error);
+        if (!registry)
             return fail(error, RT_EXIT_USAGE);
-        }
     }
     int status = RT_EXIT_OK;
     int64_t shape[3] = {0};

@@ -99,6 +99,18 @@ rt_plugin_registry *rt_cli_policy_registry(const char *plugin_path, GError **err
     return rt_plugin_registry_new((const char *const *)folders, error);
 }
 
+rt_plugin_registry *rt_cli_policy_add_module(rt_config *flags, const char *type, const char *plugin_path,
+                                             const rt_plugin_module **module, GError **error)
+{
+    rt_plugin_registry *registry = rt_cli_policy_registry(plugin_path, error);
+    *module = registry ? rt_policy_find_module(registry, type, error) : NULL;
+    if (!*module || !rt_policy_add_options(flags, (*module)->desc, error)) {
+        rt_plugin_registry_free(registry);
+        return NULL;
+    }
+    return registry;
+}
+
 static int run_check(const rt_config *flags)
 {
     GError *error = NULL;
@@ -151,12 +163,9 @@ static int run_info(int argc, char **argv)
     rt_plugin_registry *registry = NULL;
     const rt_plugin_module *m = NULL;
     if (type) {
-        registry = rt_cli_policy_registry(plugin_path, &error);
-        m = registry ? rt_policy_find_module(registry, type, &error) : NULL;
-        if (!m || !rt_policy_add_options(flags, m->desc, &error)) {
-            rt_plugin_registry_free(registry);
+        registry = rt_cli_policy_add_module(flags, type, plugin_path, &m, &error);
+        if (!registry)
             return fail(error, RT_EXIT_USAGE);
-        }
         if (config_text && !rt_policy_config_load_json(flags, config_text, config_len, config_path, &error)) {
             rt_plugin_registry_free(registry);
             return fail(error, RT_EXIT_FAILURE);

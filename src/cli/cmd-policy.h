@@ -16,6 +16,12 @@ extern const rt_option rt_cli_policy_plugin_path_option;
  * rt_plugin_registry_free(), or NULL with error. */
 rt_plugin_registry *rt_cli_policy_registry(const char *plugin_path, GError **error);
 
+/* Finds policy type's module in the registry of plugin_path (rt_cli_policy_registry) and adds
+ * its --policy.* options to flags. Returns (transfer full, rt_plugin_registry_free) the registry
+ * that holds *module, or NULL with error. */
+rt_plugin_registry *rt_cli_policy_add_module(rt_config *flags, const char *type, const char *plugin_path,
+                                             const rt_plugin_module **module, GError **error);
+
 /* Prints each line of message as "robotrain policy: LINE" on stderr. */
 void rt_cli_policy_print_error(const char *message);
 
