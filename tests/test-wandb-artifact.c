@@ -20,26 +20,12 @@ static char *tmp_root;
 
 static char *new_dir(const char *name)
 {
-    char *dir = g_build_filename(tmp_root, name, NULL);
-    wbt_remove_tree(dir);
-    g_mkdir_with_parents(dir, 0755);
-    return dir;
+    return wbt_new_dir(tmp_root, name);
 }
 
 static void test_settings(rt_wandb_settings *s, const char *url, const char *out)
 {
-    rt_wandb_settings_init(s);
-    s->base_url = url;
-    s->api_key = KEY;
-    s->output_dir = out;
-    s->project = "proj";
-    s->entity = "ent";
-    s->mode = RT_WANDB_MODE_ONLINE;
-    s->send_interval_ms = 0;
-    s->heartbeat_ms = 60000;
-    s->retry_min_ms = 50;
-    s->retry_max_ms = 200;
-    s->request_timeout_ms = 5000;
+    wbt_settings(s, url, out, KEY, 200);
 }
 
 /* ---------------------------------------------------------------- no server */

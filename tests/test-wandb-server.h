@@ -14,6 +14,8 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 
+#include <robotrain/wandb.h>
+
 /* ---------------------------------------------------------------- folders */
 
 static inline void wbt_remove_tree(const char *path)
@@ -36,6 +38,34 @@ static inline void wbt_remove_tree(const char *path)
 
 /* Lines of a text file (without their newlines); NULL when it cannot be read.
  * Returns (transfer full): g_strfreev(). */
+/* A new empty folder name under root. Returns (transfer full) its path. */
+static inline char *wbt_new_dir(const char *root, const char *name)
+{
+    char *dir = g_build_filename(root, name, NULL);
+    wbt_remove_tree(dir);
+    g_mkdir_with_parents(dir, 0755);
+    return dir;
+}
+
+/* Settings for a run against url with key, its folder in out: short intervals so the tests are
+ * quick; retries from 50 ms up to retry_max_ms. */
+static inline void wbt_settings(rt_wandb_settings *s, const char *url, const char *out, const char *key,
+                                unsigned retry_max_ms)
+{
+    rt_wandb_settings_init(s);
+    s->base_url = url;
+    s->api_key = key;
+    s->output_dir = out;
+    s->project = "proj";
+    s->entity = "ent";
+    s->mode = RT_WANDB_MODE_ONLINE;
+    s->send_interval_ms = 0;
+    s->heartbeat_ms = 60000;
+    s->retry_min_ms = 50;
+    s->retry_max_ms = retry_max_ms;
+    s->request_timeout_ms = 5000;
+}
+
 static inline char **wbt_read_lines(const char *path)
 {
     char *text = NULL;

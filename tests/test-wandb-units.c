@@ -16,10 +16,7 @@ static char *tmp_root;
 
 static char *new_dir(const char *name)
 {
-    char *dir = g_build_filename(tmp_root, name, NULL);
-    wbt_remove_tree(dir);
-    g_mkdir_with_parents(dir, 0755);
-    return dir;
+    return wbt_new_dir(tmp_root, name);
 }
 
 /* ---------------------------------------------------------------- history lines */

@@ -16,30 +16,14 @@
 
 static char *tmp_root;
 
-/* A new empty folder under the test's temporary root. Returns (transfer full). */
 static char *new_dir(const char *name)
 {
-    char *dir = g_build_filename(tmp_root, name, NULL);
-    wbt_remove_tree(dir);
-    g_mkdir_with_parents(dir, 0755);
-    return dir;
+    return wbt_new_dir(tmp_root, name);
 }
 
-/* Settings for a run against url, its folder in out: short intervals so the tests are quick. */
 static void test_settings(rt_wandb_settings *s, const char *url, const char *out)
 {
-    rt_wandb_settings_init(s);
-    s->base_url = url;
-    s->api_key = KEY;
-    s->output_dir = out;
-    s->project = "proj";
-    s->entity = "ent";
-    s->mode = RT_WANDB_MODE_ONLINE;
-    s->send_interval_ms = 0;
-    s->heartbeat_ms = 60000;
-    s->retry_min_ms = 50;
-    s->retry_max_ms = 300;
-    s->request_timeout_ms = 5000;
+    wbt_settings(s, url, out, KEY, 300);
 }
 
 static gboolean log1(rt_wandb_run *run, gint64 step, const char *name, double value)
